@@ -1,0 +1,193 @@
+import { z } from 'zod';
+
+/**
+ * The one config loader. Nothing else reads process.env. Every variable is documented in README.md
+ * ("Configuration"); `load()` validates all of them at once and reports every problem in one message.
+ */
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const csv = z
+  .string()
+  .transform((s) =>
+    s
+      .split(',')
+      .map((x) => x.trim())
+      .filter((x) => x.length > 0),
+  );
+
+export const ConfigSchema = z
+  .object({
+    MUNINN_ENV: z.enum(['development', 'test', 'production']).default('development'),
+    MUNINN_HOST: z.string().min(1).default('127.0.0.1'),
+    MUNINN_PORT: int(0, 65535).default(4000),
+    MUNINN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    MUNINN_ROLE: z.enum(['all', 'api', 'projector']).default('all'),
+    MUNINN_STATE_DIR: z.string().min(1).default('.muninn'),
+
+    NEO4J_URI: z.string().regex(/^(bolt|neo4j)(\+s|\+ssc)?:\/\//, 'must be a bolt:// or neo4j:// URI'),
+    NEO4J_USER: z.string().default('neo4j'),
+    NEO4J_PASSWORD: z.string().default(''),
+    NEO4J_DATABASE: z.string().default('neo4j'),
+
+    KAFKA_BROKERS: csv.pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'host:port')).min(1)),
+    KAFKA_CLIENT_ID: z.string().default('muninn'),
+    MUNINN_LEDGER_TOPIC: z.string().default('muninn.ledger.v1'),
+    MUNINN_DLQ_TOPIC: z.string().default('muninn.ledger.v1.dlq'),
+    MUNINN_LEDGER_PARTITIONS: int(1, 1024).default(3),
+    MUNINN_PROJECTOR_GROUP: z.string().default('muninn-projector'),
+    MUNINN_PROJECTOR_BATCH_MAX: int(1, 100_000).default(2000),
+
+    MUNINN_AUTH_ISSUER: z.string().min(1).default('muninn-dev'),
+    MUNINN_AUTH_AUDIENCE: z.string().min(1).default('urn:muninn:api'),
+    MUNINN_HANDOFF_AUDIENCE: z.string().min(1).default('urn:muninn:handoff'),
+    MUNINN_AUTH_JWKS_URL: z.url().optional(),
+    MUNINN_AUTH_JWKS_FILE: z.string().optional(),
+    MUNINN_AUTH_ALGORITHMS: csv.default(['ES256', 'RS256', 'EdDSA']),
+    MUNINN_AUTH_CLOCK_SKEW_S: int(0, 300).default(30),
+    MUNINN_AUTH_TENANT_CLAIM: z.string().default('tenant'),
+
+    MUNINN_INTROSPECTION: bool.optional(),
+    MUNINN_MAX_DEPTH: int(1, 100).default(10),
+    MUNINN_MAX_ALIASES: int(1, 1000).default(30),
+    MUNINN_MAX_TOKENS: int(100, 1_000_000).default(5000),
+    MUNINN_MAX_COST: int(1, 10_000_000).default(5000),
+    MUNINN_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(512 * 1024),
+    MUNINN_MAX_TEXT_CHARS: int(16, 1_000_000).default(20_000),
+    MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),
+  })
+  .superRefine((c, ctx) => {
+    if (c.MUNINN_AUTH_JWKS_URL && c.MUNINN_AUTH_JWKS_FILE) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MUNINN_AUTH_JWKS_URL'],
+        message: 'set MUNINN_AUTH_JWKS_URL or MUNINN_AUTH_JWKS_FILE, not both',
+      });
+    }
+    if (c.MUNINN_ENV === 'production' && !c.MUNINN_AUTH_JWKS_URL && !c.MUNINN_AUTH_JWKS_FILE) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MUNINN_AUTH_JWKS_URL'],
+        message: 'production needs MUNINN_AUTH_JWKS_URL or MUNINN_AUTH_JWKS_FILE (the dev key is refused)',
+      });
+    }
+  });
+
+type Raw = z.infer<typeof ConfigSchema>;
+
+export interface Config {
+  readonly env: Raw['MUNINN_ENV'];
+  readonly role: Raw['MUNINN_ROLE'];
+  readonly stateDir: string;
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly introspection: boolean;
+    readonly limits: {
+      readonly maxDepth: number;
+      readonly maxAliases: number;
+      readonly maxTokens: number;
+      readonly maxCost: number;
+      readonly maxBodyBytes: number;
+      readonly maxTextChars: number;
+    };
+    readonly awaitTimeoutMs: number;
+  };
+  readonly log: { readonly level: Raw['MUNINN_LOG_LEVEL'] };
+  readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string; readonly database: string };
+  readonly kafka: {
+    readonly brokers: readonly string[];
+    readonly clientId: string;
+    readonly topic: string;
+    readonly dlqTopic: string;
+    readonly partitions: number;
+    readonly groupId: string;
+    readonly batchMax: number;
+  };
+  readonly auth: {
+    readonly issuer: string;
+    readonly audience: string;
+    readonly handoffAudience: string;
+    /** Exactly one JWKS source; in development, a file the `muninn token` command creates. */
+    readonly jwks: { readonly kind: 'url'; readonly url: string } | { readonly kind: 'file'; readonly path: string };
+    readonly algorithms: readonly string[];
+    readonly clockSkewS: number;
+    readonly tenantClaim: string;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Where the development signing key lives; `muninn token` creates it on first use. */
+export const devJwksPath = (stateDir: string): string => `${stateDir}/dev-keys/jwks.json`;
+
+export function load(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const input: Record<string, string> = {};
+  for (const key of Object.keys(ConfigSchema.shape)) {
+    const v = env[key];
+    if (v !== undefined && v !== '') input[key] = v;
+  }
+  const parsed = ConfigSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`),
+    );
+  }
+  const c = parsed.data;
+  const config: Config = {
+    env: c.MUNINN_ENV,
+    role: c.MUNINN_ROLE,
+    stateDir: c.MUNINN_STATE_DIR,
+    http: {
+      host: c.MUNINN_HOST,
+      port: c.MUNINN_PORT,
+      introspection: c.MUNINN_INTROSPECTION ?? c.MUNINN_ENV !== 'production',
+      limits: {
+        maxDepth: c.MUNINN_MAX_DEPTH,
+        maxAliases: c.MUNINN_MAX_ALIASES,
+        maxTokens: c.MUNINN_MAX_TOKENS,
+        maxCost: c.MUNINN_MAX_COST,
+        maxBodyBytes: c.MUNINN_MAX_BODY_BYTES,
+        maxTextChars: c.MUNINN_MAX_TEXT_CHARS,
+      },
+      awaitTimeoutMs: c.MUNINN_AWAIT_TIMEOUT_MS,
+    },
+    log: { level: c.MUNINN_LOG_LEVEL },
+    neo4j: { uri: c.NEO4J_URI, user: c.NEO4J_USER, password: c.NEO4J_PASSWORD, database: c.NEO4J_DATABASE },
+    kafka: {
+      brokers: c.KAFKA_BROKERS,
+      clientId: c.KAFKA_CLIENT_ID,
+      topic: c.MUNINN_LEDGER_TOPIC,
+      dlqTopic: c.MUNINN_DLQ_TOPIC,
+      partitions: c.MUNINN_LEDGER_PARTITIONS,
+      groupId: c.MUNINN_PROJECTOR_GROUP,
+      batchMax: c.MUNINN_PROJECTOR_BATCH_MAX,
+    },
+    auth: {
+      issuer: c.MUNINN_AUTH_ISSUER,
+      audience: c.MUNINN_AUTH_AUDIENCE,
+      handoffAudience: c.MUNINN_HANDOFF_AUDIENCE,
+      jwks: c.MUNINN_AUTH_JWKS_URL
+        ? { kind: 'url', url: c.MUNINN_AUTH_JWKS_URL }
+        : { kind: 'file', path: c.MUNINN_AUTH_JWKS_FILE ?? devJwksPath(c.MUNINN_STATE_DIR) },
+      algorithms: c.MUNINN_AUTH_ALGORITHMS,
+      clockSkewS: c.MUNINN_AUTH_CLOCK_SKEW_S,
+      tenantClaim: c.MUNINN_AUTH_TENANT_CLAIM,
+    },
+  };
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(o: T): T {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
