@@ -1,0 +1,345 @@
+import { Kafka, logLevel, type Admin, type Consumer, type Producer, type LogEntry } from 'kafkajs';
+import { encodeEvent, type LedgerEvent } from '../../domain/events.ts';
+import { MuninnError, unavailable } from '../../domain/errors.ts';
+import type {
+  DeadLetter,
+  Ledger,
+  LedgerBatch,
+  LedgerPosition,
+  LedgerSubscription,
+  PartitionOffsets,
+} from '../../ports/ledger.ts';
+import type { Logger } from '../../ports/logger.ts';
+
+export interface KafkaLedgerOptions {
+  brokers: readonly string[];
+  clientId: string;
+  topic: string;
+  dlqTopic: string;
+  partitions: number;
+  logger: Logger;
+}
+
+interface Pending {
+  key: string;
+  value: string;
+  resolve: (p: LedgerPosition) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * The Kafka binding of the Ledger port (KafkaJS 2.2.4, unmaintained: everything vendor-specific stays in
+ * this file). The producer is idempotent with one request in flight; appends are group-committed: while
+ * one send is in flight, new appends queue and go out together in the next send, which keeps ordering
+ * and lifts throughput well past one round trip per write.
+ */
+export class KafkaLedger implements Ledger {
+  private readonly kafka: Kafka;
+  private producer: Producer | undefined;
+  private producerReady: Promise<Producer> | undefined;
+  private admin: Admin | undefined;
+  private queue: Pending[] = [];
+  private sending = false;
+  private readonly consumers = new Set<Consumer>();
+
+  constructor(private readonly o: KafkaLedgerOptions) {
+    const log = o.logger.child({ component: 'kafka' });
+    this.kafka = new Kafka({
+      clientId: o.clientId,
+      brokers: [...o.brokers],
+      logLevel: logLevel.WARN,
+      logCreator:
+        () =>
+        ({ level, log: entry }: LogEntry) => {
+          const { message, ...rest } = entry;
+          const fields = { broker: rest['broker'], groupId: rest['groupId'], error: rest['error'] };
+          if (level <= logLevel.ERROR) log.error(fields, String(message));
+          else log.warn(fields, String(message));
+        },
+      retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
+    });
+  }
+
+  async ensureTopics(): Promise<void> {
+    const admin = await this.getAdmin();
+    const existing = new Set(await admin.listTopics());
+    const topics = [
+      { topic: this.o.topic, numPartitions: this.o.partitions },
+      { topic: this.o.dlqTopic, numPartitions: 1 },
+    ].filter((t) => !existing.has(t.topic));
+    if (topics.length) {
+      try {
+        await admin.createTopics({
+          topics: topics.map((t) => ({ ...t, replicationFactor: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }, { name: 'retention.ms', value: '-1' }] })),
+          waitForLeaders: true,
+        });
+      } catch (e) {
+        // Another instance may have created it between list and create.
+        if (!String((e as Error).message).includes('already exists')) throw e;
+      }
+    }
+  }
+
+  append(events: readonly LedgerEvent[]): Promise<LedgerPosition[]> {
+    return Promise.all(events.map((e) => this.enqueue(e.tenant, encodeEvent(e))));
+  }
+
+  appendRaw(key: string, value: string | Uint8Array): Promise<LedgerPosition> {
+    return this.enqueue(key, typeof value === 'string' ? value : Buffer.from(value).toString('utf8'));
+  }
+
+  private enqueue(key: string, value: string): Promise<LedgerPosition> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ key, value, resolve, reject });
+      if (!this.sending) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.sending = true;
+    try {
+      while (this.queue.length) {
+        const batch = this.queue.splice(0, 5000);
+        try {
+          const producer = await this.getProducer();
+          const meta = await producer.send({
+            topic: this.o.topic,
+            acks: -1,
+            messages: batch.map((p) => ({ key: p.key, value: p.value })),
+          });
+          // One send = one record batch per partition; offsets within it are consecutive in send order.
+          const base = new Map(meta.map((m) => [m.partition, BigInt(m.baseOffset ?? '0')]));
+          const partitionOf = partitioner(this.o.partitions);
+          const seen = new Map<number, bigint>();
+          for (const p of batch) {
+            const partition = partitionOf(p.key);
+            const i = seen.get(partition) ?? 0n;
+            seen.set(partition, i + 1n);
+            const b = base.get(partition);
+            if (b === undefined) {
+              p.reject(new MuninnError('INTERNAL', 'ledger append: partition missing from broker reply'));
+            } else p.resolve({ partition, offset: String(b + i) });
+          }
+        } catch (e) {
+          const err = unavailable('ledger unavailable', e);
+          for (const p of batch) p.reject(err);
+        }
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  async deadLetter(d: DeadLetter): Promise<void> {
+    const producer = await this.getProducer();
+    await producer.send({
+      topic: this.o.dlqTopic,
+      acks: -1,
+      messages: [
+        {
+          key: `${this.o.topic}/${d.sourcePartition}/${d.sourceOffset}`,
+          value: d.value ? Buffer.from(d.value) : null,
+          headers: {
+            'muninn-reason': d.reason,
+            'muninn-source': `${this.o.topic}/${d.sourcePartition}/${d.sourceOffset}`,
+            'muninn-retryable-after-upgrade': String(d.retryableAfterUpgrade),
+          },
+        },
+      ],
+    });
+  }
+
+  async offsets(): Promise<PartitionOffsets[]> {
+    const admin = await this.getAdmin();
+    const res = await admin.fetchTopicOffsets(this.o.topic);
+    return res
+      .map((r) => ({ partition: r.partition, highWatermark: r.high, low: r.low }))
+      .sort((a, b) => a.partition - b.partition);
+  }
+
+  async consume(opts: {
+    groupId: string;
+    startAt: (partition: number) => Promise<string | null>;
+    onBatch: (batch: LedgerBatch) => Promise<void>;
+  }): Promise<LedgerSubscription> {
+    const consumer = this.kafka.consumer({
+      groupId: opts.groupId,
+      allowAutoTopicCreation: false,
+      sessionTimeout: 30_000,
+      heartbeatInterval: 3_000,
+      maxBytesPerPartition: 4 * 1024 * 1024,
+    });
+    this.consumers.add(consumer);
+    let crashed!: (e: unknown) => void;
+    let stopped!: () => void;
+    const done = new Promise<void>((res, rej) => {
+      crashed = rej;
+      stopped = res;
+    });
+    done.catch(() => undefined);
+    consumer.on(consumer.events.CRASH, (ev) => {
+      if (!ev.payload.restart) crashed(ev.payload.error);
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [this.o.topic], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: 1,
+      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+        if (!isRunning() || isStale() || batch.messages.length === 0) return;
+        // The checkpoint in the graph is the truth. If the broker's committed offset is ahead of it
+        // (e.g. the graph was rebuilt), rewind; skipping behind it is done inside the transaction.
+        const next = await opts.startAt(batch.partition);
+        const first = BigInt(batch.firstOffset() ?? batch.messages[0]!.offset);
+        if (next !== null && BigInt(next) < first) {
+          consumer.seek({ topic: batch.topic, partition: batch.partition, offset: next });
+          return;
+        }
+        await opts.onBatch({
+          partition: batch.partition,
+          messages: batch.messages.map((m) => ({
+            partition: batch.partition,
+            offset: m.offset,
+            key: m.key ? m.key.toString('utf8') : null,
+            value: m.value,
+          })),
+          heartbeat,
+        });
+        const last = batch.messages[batch.messages.length - 1]!.offset;
+        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) }]);
+      },
+    });
+    return {
+      done,
+      stop: async () => {
+        await consumer.disconnect();
+        this.consumers.delete(consumer);
+        stopped();
+      },
+    };
+  }
+
+  async readAll(onBatch: (batch: LedgerBatch) => Promise<void>, maxBatch: number): Promise<void> {
+    const ends = new Map((await this.offsets()).map((o) => [o.partition, BigInt(o.highWatermark)]));
+    const pending = new Set([...ends].filter(([, hw]) => hw > 0n).map(([p]) => p));
+    if (pending.size === 0) return;
+    const groupId = `muninn-rebuild-${process.pid}-${Date.now()}`;
+    const consumer = this.kafka.consumer({ groupId, allowAutoTopicCreation: false, maxBytesPerPartition: 16 * 1024 * 1024, maxBytes: 64 * 1024 * 1024 });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [this.o.topic], fromBeginning: true });
+    let finish!: () => void;
+    let fail!: (e: unknown) => void;
+    const finished = new Promise<void>((res, rej) => {
+      finish = res;
+      fail = rej;
+    });
+    consumer.on(consumer.events.CRASH, (ev) => fail(ev.payload.error));
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, heartbeat }) => {
+        const end = ends.get(batch.partition) ?? 0n;
+        const msgs = batch.messages.filter((m) => BigInt(m.offset) < end);
+        for (let i = 0; i < msgs.length; i += maxBatch) {
+          await onBatch({
+            partition: batch.partition,
+            messages: msgs.slice(i, i + maxBatch).map((m) => ({ partition: batch.partition, offset: m.offset, key: m.key?.toString('utf8') ?? null, value: m.value })),
+            heartbeat,
+          });
+        }
+        const last = batch.messages[batch.messages.length - 1];
+        if (last && BigInt(last.offset) + 1n >= end) {
+          pending.delete(batch.partition);
+          consumer.pause([{ topic: batch.topic, partitions: [batch.partition] }]);
+          if (pending.size === 0) finish();
+        }
+      },
+    });
+    try {
+      await finished;
+    } finally {
+      await consumer.disconnect();
+      const admin = await this.getAdmin();
+      await admin.deleteGroups([groupId]).catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.consumers].map((c) => c.disconnect()));
+    this.consumers.clear();
+    await this.producer?.disconnect().catch(() => undefined);
+    await this.admin?.disconnect().catch(() => undefined);
+  }
+
+  private getProducer(): Promise<Producer> {
+    if (!this.producerReady) {
+      const producer = this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner: () => ({ topic: _topic, message, partitionMetadata }) => partitioner(partitionMetadata.length)(String(message.key)),
+      });
+      this.producerReady = producer.connect().then(
+        () => {
+          this.producer = producer;
+          return producer;
+        },
+        (e: unknown) => {
+          this.producerReady = undefined;
+          throw e;
+        },
+      );
+    }
+    return this.producerReady;
+  }
+
+  private async getAdmin(): Promise<Admin> {
+    if (!this.admin) {
+      const admin = this.kafka.admin();
+      await admin.connect();
+      this.admin = admin;
+    }
+    return this.admin;
+  }
+}
+
+/** murmur2 of the key, as Kafka's Java client does, so every client puts a tenant on the same partition. */
+export function partitioner(numPartitions: number): (key: string) => number {
+  return (key) => (toPositive(murmur2(Buffer.from(key, 'utf8'))) % numPartitions) >>> 0;
+}
+
+function toPositive(x: number): number {
+  return x & 0x7fffffff;
+}
+
+function murmur2(data: Buffer): number {
+  const length = data.length;
+  const seed = 0x9747b28c;
+  const m = 0x5bd1e995;
+  const r = 24;
+  let h = seed ^ length;
+  const length4 = length >> 2;
+  for (let i = 0; i < length4; i++) {
+    const i4 = i * 4;
+    let k = (data[i4]! & 0xff) + ((data[i4 + 1]! & 0xff) << 8) + ((data[i4 + 2]! & 0xff) << 16) + ((data[i4 + 3]! & 0xff) << 24);
+    k = Math.imul(k, m);
+    k ^= k >>> r;
+    k = Math.imul(k, m);
+    h = Math.imul(h, m);
+    h ^= k;
+  }
+  const idx = length4 * 4;
+  const rem = length & 3;
+  if (rem === 3) h ^= (data[idx + 2]! & 0xff) << 16;
+  if (rem >= 2) h ^= (data[idx + 1]! & 0xff) << 8;
+  if (rem >= 1) {
+    h ^= data[idx]! & 0xff;
+    h = Math.imul(h, m);
+  }
+  h ^= h >>> 13;
+  h = Math.imul(h, m);
+  h ^= h >>> 15;
+  return h | 0;
+}
+

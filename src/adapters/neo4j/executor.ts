@@ -1,0 +1,110 @@
+import neo4j, { type Driver, type ManagedTransaction, type QueryResult, type RecordShape } from 'neo4j-driver';
+import { MuninnError, isMuninnError } from '../../domain/errors.ts';
+
+/**
+ * The one Cypher executor. Every statement goes through here: routed read or write, tagged with the
+ * operation name (visible in Neo4j's query log and `SHOW TRANSACTIONS`), values always as parameters,
+ * and driver errors mapped to typed MuninnErrors.
+ */
+export type Params = Record<string, unknown>;
+
+export interface Tx {
+  run<R extends RecordShape = RecordShape>(cypher: string, params?: Params): Promise<QueryResult<R>>;
+}
+
+export class CypherExecutor {
+  constructor(
+    private readonly driver: Driver,
+    private readonly database: string,
+  ) {}
+
+  static connect(uri: string, user: string, password: string, database: string): CypherExecutor {
+    const auth = password ? neo4j.auth.basic(user, password) : undefined;
+    const driver = neo4j.driver(uri, auth, {
+      disableLosslessIntegers: true,
+      maxConnectionPoolSize: 50,
+      connectionAcquisitionTimeout: 30_000,
+      logging: { level: 'error', logger: () => undefined },
+    });
+    return new CypherExecutor(driver, database);
+  }
+
+  async read<R extends RecordShape = RecordShape>(op: string, cypher: string, params: Params = {}): Promise<QueryResult<R>> {
+    return this.readTx(op, (tx) => tx.run<R>(cypher, params));
+  }
+
+  async write<R extends RecordShape = RecordShape>(op: string, cypher: string, params: Params = {}): Promise<QueryResult<R>> {
+    return this.writeTx(op, (tx) => tx.run<R>(cypher, params));
+  }
+
+  async readTx<T>(op: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.session('READ', op, fn);
+  }
+
+  /** A managed write transaction: retried on transient errors, so `fn` must be repeatable. */
+  async writeTx<T>(op: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.session('WRITE', op, fn);
+  }
+
+  /** Schema statements (migrations) cannot share a transaction with data writes. */
+  async autoCommit(op: string, cypher: string, params: Params = {}): Promise<void> {
+    const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
+    try {
+      await session.run({ text: cypher, parameters: params }, { metadata: { op } });
+    } catch (e) {
+      throw mapError(e, op);
+    } finally {
+      await session.close();
+    }
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.driver.getServerInfo({ database: this.database });
+    } catch (e) {
+      throw mapError(e, 'ping');
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.driver.close();
+  }
+
+  private async session<T>(mode: 'READ' | 'WRITE', op: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const session = this.driver.session({
+      database: this.database,
+      defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE,
+    });
+    const work = (mtx: ManagedTransaction): Promise<T> =>
+      fn({ run: <R extends RecordShape>(cypher: string, params: Params = {}) => mtx.run<R>(cypher, params) });
+    const config = { metadata: { op }, timeout: 120_000 };
+    try {
+      return mode === 'READ' ? await session.executeRead(work, config) : await session.executeWrite(work, config);
+    } catch (e) {
+      throw mapError(e, op);
+    } finally {
+      await session.close();
+    }
+  }
+}
+
+/** Driver error → MuninnError. Never leaks Cypher or values to the caller; the cause keeps them for logs. */
+export function mapError(e: unknown, op: string): MuninnError {
+  if (isMuninnError(e)) return e;
+  const code = (e as { code?: unknown }).code;
+  const c = typeof code === 'string' ? code : '';
+  if (c === 'ServiceUnavailable' || c === 'SessionExpired' || c.startsWith('Neo.TransientError')) {
+    return new MuninnError('UNAVAILABLE', `graph store unavailable (${op})`, {}, { cause: e });
+  }
+  if (c === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
+    return new MuninnError('CONFLICT', `graph constraint violated (${op})`, {}, { cause: e });
+  }
+  return new MuninnError('INTERNAL', `graph store error (${op})`, {}, { cause: e });
+}
+
+/** Labels and relationship types that may ever be interpolated into Cypher. Everything else is a parameter. */
+export const ALLOWED_LABELS = new Set(['Record', 'Revision', 'Entity', 'Receipt', 'Checkpoint', 'Migration']);
+export function label(name: string): string {
+  if (!ALLOWED_LABELS.has(name)) throw new MuninnError('INTERNAL', `label not allow-listed: ${name}`);
+  return name;
+}

@@ -1,0 +1,462 @@
+import type { Record as Neo4jRecord } from 'neo4j-driver';
+import { canonicalJson, sha256Hex } from '../../domain/canonical.ts';
+import type { EntityState, Receipt, RecordState, RevisionState } from '../../domain/fold.ts';
+import { currentRevision } from '../../domain/fold.ts';
+import { Sensitivities, type Sensitivity } from '../../domain/model.ts';
+import type {
+  AsOf,
+  Checkpoint,
+  GraphStore,
+  LoadedState,
+  Page,
+  ProjectionTx,
+  ProjectionWrite,
+  ReadScope,
+  RecordQuery,
+  RecordView,
+  RevisionView,
+  StateKeys,
+} from '../../ports/graph.ts';
+import { CypherExecutor, type Tx } from './executor.ts';
+import { applyMigrations, migrationsApplied } from './migrations.ts';
+
+const END_OF_TIME = '9999-12-31T23:59:59.999Z';
+
+/** The Cypher fragment that enforces a ReadScope on `n` (a Record). Parameters: $tenant, $roots, $labels. */
+const SCOPE_WHERE = `n.tenant = $tenant
+  AND ($roots IS NULL OR any(r IN $roots WHERE n.namespace = r OR n.namespace STARTS WITH r + '/'))
+  AND n.sensitivity IN $labels`;
+
+const scopeParams = (s: ReadScope) => ({
+  tenant: s.tenant,
+  roots: s.namespaceRoots,
+  labels: Sensitivities.slice(0, Sensitivities.indexOf(s.maxSensitivity) + 1) as Sensitivity[],
+});
+
+export class Neo4jGraphStore implements GraphStore {
+  constructor(readonly db: CypherExecutor) {}
+
+  async migrate(): Promise<{ applied: string[] }> {
+    return { applied: await applyMigrations(this.db) };
+  }
+
+  migrationsApplied(): Promise<boolean> {
+    return migrationsApplied(this.db);
+  }
+
+  ping(): Promise<void> {
+    return this.db.ping();
+  }
+
+  projection<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T> {
+    return this.db.writeTx('projector.apply', (tx) => fn(new Neo4jProjectionTx(tx)));
+  }
+
+  async checkpoints(topic: string): Promise<Checkpoint[]> {
+    const res = await this.db.read('checkpoints.list', 'MATCH (c:Checkpoint {topic: $topic}) RETURN c.partition AS p, c.offset AS o ORDER BY p', {
+      topic,
+    });
+    return res.records.map((r) => ({ topic, partition: Number(r.get('p')), offset: String(r.get('o')) }));
+  }
+
+  async receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined> {
+    const res = await this.db.read('receipt.get', 'MATCH (r:Receipt {tenant: $tenant, idempotencyKey: $key}) RETURN r', {
+      tenant,
+      key: idempotencyKey,
+    });
+    const r = res.records[0];
+    return r ? toReceipt(r.get('r').properties) : undefined;
+  }
+
+  async record(scope: ReadScope, id: string, asOf: AsOf = {}): Promise<RecordView | undefined> {
+    if (!asOf.knownAt && !asOf.validAt) {
+      const res = await this.db.read(
+        'record.now',
+        `MATCH (n:Record {tenant: $tenant, id: $id}) WHERE ${SCOPE_WHERE}
+         OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity) RETURN n, collect(e.id) AS about`,
+        { ...scopeParams(scope), id },
+      );
+      const r = res.records[0];
+      return r ? toRecordView(r.get('n').properties, null, r.get('about')) : undefined;
+    }
+    const res = await this.db.read(
+      'record.asOf',
+      `MATCH (n:Record {tenant: $tenant, id: $id}) WHERE ${SCOPE_WHERE}
+       MATCH (n)-[:HAS_REVISION]->(v:Revision)
+       WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+         AND ($validAt IS NULL OR (v.validFrom <= $validAt AND coalesce(v.validTo, $eot) > $validAt))
+       OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
+       RETURN n, v, collect(e.id) AS about`,
+      { ...scopeParams(scope), id, knownAt: asOf.knownAt ?? END_OF_TIME, validAt: asOf.validAt ?? null, eot: END_OF_TIME },
+    );
+    const r = res.records[0];
+    return r ? toRecordView(r.get('n').properties, r.get('v').properties, r.get('about')) : undefined;
+  }
+
+  async records(scope: ReadScope, q: RecordQuery, asOf: AsOf, first: number, after: string | null): Promise<Page<RecordView>> {
+    const current = !asOf.knownAt;
+    const params = {
+      ...scopeParams(scope),
+      ns: q.namespace,
+      classes: q.classes ?? null,
+      statuses: q.statuses ?? null,
+      about: q.aboutEntityIds ?? null,
+      predicate: q.predicate ?? null,
+      text: q.textContains?.toLowerCase() ?? null,
+      knownAt: asOf.knownAt ?? END_OF_TIME,
+      validAt: asOf.validAt ?? null,
+      eot: END_OF_TIME,
+      after: after ?? '',
+      limit: first + 1,
+    };
+    // Statuses default to what is believed now: not superseded, retracted, rejected or erased.
+    // A world-time query (validAt) also admits SUPERSEDED: it was true then.
+    const statusDefault = asOf.validAt
+      ? ['ACTIVE', 'CONTESTED', 'SUPERSEDED']
+      : ['ACTIVE', 'CONTESTED'];
+    const revisionMatch = current
+      ? 'WITH n, n AS v'
+      : `MATCH (n)-[:HAS_REVISION]->(v:Revision)
+         WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)`;
+    const res = await this.db.read(
+      'records.list',
+      `MATCH (n:Record) WHERE ${SCOPE_WHERE} AND (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/') AND n.id > $after
+         AND ($classes IS NULL OR n.class IN $classes)
+         AND ($about IS NULL OR EXISTS { MATCH (n)-[:ABOUT]->(e:Entity) WHERE e.id IN $about })
+       ${revisionMatch}
+       WITH n, v WHERE (CASE WHEN $statuses IS NULL THEN v.status IN $statusDefault ELSE v.status IN $statuses END)
+         AND ($predicate IS NULL OR v.predicate = $predicate)
+         AND ($text IS NULL OR toLower(v.text) CONTAINS $text)
+         AND ($validAt IS NULL OR (v.validFrom <= $validAt AND coalesce(v.validTo, $eot) > $validAt))
+       WITH n, v ORDER BY n.id LIMIT toInteger($limit)
+       OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
+       RETURN n, v, collect(e.id) AS about ORDER BY n.id`,
+      { ...params, statusDefault },
+    );
+    const rows = res.records.map((r) =>
+      toRecordView(r.get('n').properties, current ? null : r.get('v').properties, r.get('about')),
+    );
+    const hasNextPage = rows.length > first;
+    const items = rows.slice(0, first);
+    return { items, hasNextPage, endCursor: items.length ? items[items.length - 1]!.id : null };
+  }
+
+  async history(scope: ReadScope, id: string): Promise<RevisionView[]> {
+    const res = await this.db.read(
+      'record.history',
+      `MATCH (n:Record {tenant: $tenant, id: $id}) WHERE ${SCOPE_WHERE}
+       MATCH (n)-[:HAS_REVISION]->(v:Revision) RETURN v ORDER BY v.version`,
+      { ...scopeParams(scope), id },
+    );
+    return res.records.map((r) => toRevisionView(r.get('v').properties));
+  }
+
+  async entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]> {
+    const res = await this.db.read('entities.get', 'MATCH (e:Entity) WHERE e.tenant = $tenant AND e.id IN $ids RETURN e', {
+      tenant: scope.tenant,
+      ids,
+    });
+    return res.records.map((r) => toEntity(r.get('e').properties));
+  }
+
+  async findEntity(
+    tenant: string,
+    ref: { id?: string | undefined; alias?: string | undefined; externalId?: string | undefined },
+  ): Promise<EntityState | undefined> {
+    const res = await this.db.read(
+      'entity.find',
+      `MATCH (e:Entity {tenant: $tenant})
+       WHERE ($id IS NOT NULL AND e.id = $id)
+          OR ($ext IS NOT NULL AND $ext IN e.externalIds)
+          OR ($alias IS NOT NULL AND (toLower(e.name) = $alias OR $alias IN e.aliases))
+       RETURN e ORDER BY e.id LIMIT 1`,
+      { tenant, id: ref.id ?? null, ext: ref.externalId ?? null, alias: ref.alias?.toLowerCase() ?? null },
+    );
+    const r = res.records[0];
+    return r ? toEntity(r.get('e').properties) : undefined;
+  }
+
+  async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {
+    // Canonical dump: every domain node as label + sorted properties, every relationship between domain
+    // nodes as (start key, type, end key, properties); both sorted, then hashed. Checkpoints and
+    // migration bookkeeping are not domain state.
+    const nodes = await this.db.read(
+      'state.nodes',
+      `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt
+       RETURN labels(n) AS l, properties(n) AS p`,
+    );
+    const rels = await this.db.read(
+      'state.rels',
+      `MATCH (a)-[r]->(b) WHERE (a:Record OR a:Revision OR a:Entity) AND (b:Record OR b:Revision OR b:Entity)
+       RETURN labels(a) AS la, a.tenant AS ta, coalesce(a.id, a.recordId + '#' + toString(a.version)) AS ka,
+              type(r) AS t, properties(r) AS p,
+              labels(b) AS lb, b.tenant AS tb, coalesce(b.id, b.recordId + '#' + toString(b.version)) AS kb`,
+    );
+    const lines = [
+      ...nodes.records.map((r) => 'N' + canonicalJson({ l: [...r.get('l')].sort(), p: r.get('p') })),
+      ...rels.records.map(
+        (r) =>
+          'R' +
+          canonicalJson({ a: [r.get('la'), r.get('ta'), r.get('ka')], t: r.get('t'), p: r.get('p'), b: [r.get('lb'), r.get('tb'), r.get('kb')] }),
+      ),
+    ].sort();
+    return { hash: sha256Hex(lines.join('\n')), nodes: nodes.records.length, relationships: rels.records.length };
+  }
+
+  async wipe(): Promise<void> {
+    for (;;) {
+      const res = await this.db.write(
+        'state.wipe',
+        `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint
+         WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c`,
+      );
+      if (Number(res.records[0]?.get('c') ?? 0) === 0) return;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}
+
+class Neo4jProjectionTx implements ProjectionTx {
+  constructor(private readonly tx: Tx) {}
+
+  async lockCheckpoint(topic: string, partition: number): Promise<bigint> {
+    // The SET takes the node's write lock: a second projector on the same partition waits here and then
+    // reads the committed offset, so redelivered messages are skipped rather than applied twice.
+    const res = await this.tx.run(
+      `MERGE (c:Checkpoint {topic: $topic, partition: $partition})
+       ON CREATE SET c.offset = -1
+       SET c.offset = c.offset
+       RETURN c.offset AS o`,
+      { topic, partition },
+    );
+    return BigInt(res.records[0]!.get('o') as number);
+  }
+
+  async setCheckpoint(topic: string, partition: number, offset: bigint): Promise<void> {
+    await this.tx.run(
+      `MATCH (c:Checkpoint {topic: $topic, partition: $partition})
+       SET c.offset = CASE WHEN c.offset < $offset THEN $offset ELSE c.offset END`,
+      { topic, partition, offset: Number(offset) },
+    );
+  }
+
+  async load(keys: StateKeys): Promise<LoadedState> {
+    const [records, entities, receipts] = await Promise.all([
+      keys.records.length
+        ? this.tx.run(
+            `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
+             MATCH (n)-[:HAS_REVISION]->(v:Revision)
+             WITH n, v ORDER BY v.version
+             RETURN n, collect(v) AS vs`,
+            { keys: keys.records },
+          )
+        : null,
+      keys.entities.length
+        ? this.tx.run('UNWIND $keys AS k MATCH (e:Entity {tenant: k.tenant, id: k.id}) RETURN e', { keys: keys.entities })
+        : null,
+      keys.receipts.length
+        ? this.tx.run('UNWIND $keys AS k MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.idempotencyKey}) RETURN r', {
+            keys: keys.receipts,
+          })
+        : null,
+    ]);
+    return {
+      records: records?.records.map(toRecordState) ?? [],
+      entities: entities?.records.map((r) => toEntity(r.get('e').properties)) ?? [],
+      receipts: receipts?.records.map((r) => toReceipt(r.get('r').properties)) ?? [],
+    };
+  }
+
+  async write(w: ProjectionWrite): Promise<void> {
+    if (w.entities.length) {
+      await this.tx.run(
+        `UNWIND $rows AS e MERGE (n:Entity {tenant: e.tenant, id: e.id})
+         SET n.name = e.name, n.type = e.type, n.aliases = e.aliases, n.externalIds = e.externalIds`,
+        { rows: w.entities.map((e) => ({ ...e, aliases: [...e.aliases], externalIds: [...e.externalIds] })) },
+      );
+    }
+    if (w.records.length) {
+      await this.tx.run(
+        `UNWIND $rows AS r
+         MERGE (n:Record {tenant: r.tenant, id: r.id})
+         SET n += r.props
+         WITH n, r
+         UNWIND r.revisions AS rv
+         MERGE (v:Revision {tenant: r.tenant, recordId: r.id, version: rv.version})
+         SET v += rv
+         MERGE (n)-[:HAS_REVISION]->(v)
+         WITH DISTINCT n, r
+         UNWIND r.about AS eid
+         MATCH (e:Entity {tenant: r.tenant, id: eid})
+         MERGE (n)-[:ABOUT]->(e)`,
+        { rows: w.records.map(recordRow) },
+      );
+    }
+    if (w.receipts.length) {
+      await this.tx.run(
+        `UNWIND $rows AS r MERGE (n:Receipt {tenant: r.tenant, idempotencyKey: r.idempotencyKey}) SET n += r`,
+        { rows: w.receipts.map((r) => ({ ...r })) },
+      );
+    }
+  }
+}
+
+/** RecordState → the Record node's properties (current revision denormalized) and its revisions. */
+function recordRow(r: RecordState) {
+  const cur = currentRevision(r);
+  return {
+    tenant: r.tenant,
+    id: r.id,
+    about: [...r.about],
+    props: {
+      namespace: r.namespace,
+      class: r.class,
+      sensitivity: r.sensitivity,
+      confidence: r.confidence,
+      timeSource: r.timeSource,
+      rationale: r.rationale,
+      sourcesJson: canonicalJson(r.sources),
+      extJson: canonicalJson(r.ext),
+      createdAt: r.createdAt,
+      proposedBy: r.proposedBy,
+      aboutIds: [...r.about],
+      status: cur.status,
+      version: cur.version,
+      subject: cur.statement.subject,
+      predicate: cur.statement.predicate,
+      object: cur.statement.object,
+      text: cur.statement.text,
+      validFrom: cur.validFrom,
+      validTo: cur.validTo,
+      recordedAt: cur.recordedAt,
+      changesetId: cur.changesetId,
+    },
+    revisions: r.revisions.map((v) => ({
+      version: v.version,
+      subject: v.statement.subject,
+      predicate: v.statement.predicate,
+      object: v.statement.object,
+      text: v.statement.text,
+      status: v.status,
+      validFrom: v.validFrom,
+      validTo: v.validTo,
+      recordedAt: v.recordedAt,
+      retiredAt: v.retiredAt,
+      changesetId: v.changesetId,
+      eventId: v.eventId,
+      reason: v.reason,
+    })),
+  };
+}
+
+type Props = Record<string, unknown>;
+const str = (v: unknown): string => String(v);
+const optStr = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+function toRecordState(row: Neo4jRecord): RecordState {
+  const n = row.get('n').properties as Props;
+  const vs = (row.get('vs') as Array<{ properties: Props }>).map((v) => v.properties);
+  const revisions: RevisionState[] = vs.map((v) => ({
+    version: Number(v['version']),
+    statement: { subject: str(v['subject']), predicate: str(v['predicate']), object: str(v['object']), text: str(v['text']) },
+    status: v['status'] as RevisionState['status'],
+    validFrom: str(v['validFrom']),
+    validTo: optStr(v['validTo']),
+    recordedAt: str(v['recordedAt']),
+    retiredAt: optStr(v['retiredAt']),
+    changesetId: optStr(v['changesetId']),
+    eventId: str(v['eventId']),
+    reason: optStr(v['reason']),
+  }));
+  return {
+    tenant: str(n['tenant']),
+    id: str(n['id']),
+    namespace: str(n['namespace']),
+    class: n['class'] as RecordState['class'],
+    sensitivity: n['sensitivity'] as RecordState['sensitivity'],
+    confidence: Number(n['confidence']),
+    timeSource: n['timeSource'] as RecordState['timeSource'],
+    rationale: optStr(n['rationale']),
+    about: (n['aboutIds'] as string[] | undefined) ?? [],
+    sources: JSON.parse(str(n['sourcesJson'])) as RecordState['sources'],
+    ext: JSON.parse(str(n['extJson'])) as RecordState['ext'],
+    createdAt: str(n['createdAt']),
+    proposedBy: str(n['proposedBy']),
+    revisions,
+  };
+}
+
+function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
+  const cur = v ?? n;
+  return {
+    tenant: str(n['tenant']),
+    id: str(n['id']),
+    namespace: str(n['namespace']),
+    class: n['class'] as RecordView['class'],
+    status: cur['status'] as RecordView['status'],
+    version: Number(cur['version']),
+    subject: str(cur['subject']),
+    predicate: str(cur['predicate']),
+    object: str(cur['object']),
+    text: str(cur['text']),
+    sensitivity: n['sensitivity'] as RecordView['sensitivity'],
+    confidence: Number(n['confidence']),
+    validFrom: str(cur['validFrom']),
+    validTo: optStr(cur['validTo']),
+    timeSource: str(n['timeSource']),
+    recordedAt: str(cur['recordedAt']),
+    retiredAt: v ? optStr(v['retiredAt']) : null,
+    createdAt: str(n['createdAt']),
+    changesetId: optStr(cur['changesetId']),
+    rationale: optStr(n['rationale']),
+    about: [...about].sort(),
+    sourcesJson: str(n['sourcesJson']),
+    extJson: str(n['extJson']),
+    proposedBy: str(n['proposedBy']),
+  };
+}
+
+function toRevisionView(v: Props): RevisionView {
+  return {
+    version: Number(v['version']),
+    subject: str(v['subject']),
+    predicate: str(v['predicate']),
+    object: str(v['object']),
+    text: str(v['text']),
+    status: v['status'] as RevisionView['status'],
+    validFrom: str(v['validFrom']),
+    validTo: optStr(v['validTo']),
+    recordedAt: str(v['recordedAt']),
+    retiredAt: optStr(v['retiredAt']),
+    changesetId: optStr(v['changesetId']),
+    reason: optStr(v['reason']),
+  };
+}
+
+function toEntity(p: Props): EntityState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    name: str(p['name']),
+    type: optStr(p['type']),
+    aliases: (p['aliases'] as string[] | undefined) ?? [],
+    externalIds: (p['externalIds'] as string[] | undefined) ?? [],
+  };
+}
+
+function toReceipt(p: Props): Receipt {
+  return {
+    tenant: str(p['tenant']),
+    idempotencyKey: str(p['idempotencyKey']),
+    commandHash: str(p['commandHash']),
+    eventId: str(p['eventId']),
+    outcome: p['outcome'] as Receipt['outcome'],
+    recordId: optStr(p['recordId']),
+    version: p['version'] === null || p['version'] === undefined ? null : Number(p['version']),
+    reason: optStr(p['reason']),
+    recordedAt: str(p['recordedAt']),
+  };
+}

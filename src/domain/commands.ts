@@ -1,0 +1,219 @@
+import { z } from 'zod';
+import { badInput } from './errors.ts';
+import { canonicalJson, MUNINN_NS, sha256Hex, uuidV5 } from './canonical.ts';
+import type { LedgerEvent, Envelope } from './events.ts';
+import {
+  Instant,
+  NamespacePath,
+  RecordClasses,
+  Sensitivities,
+  SourceSpan,
+  Statement,
+} from './model.ts';
+import type { Principal } from './principal.ts';
+
+/**
+ * Commands are imperative and validated once; `decide*` turns a valid command into past-tense events.
+ * Decisions are pure: time and ids are inputs.
+ */
+
+const IdempotencyKey = z.string().min(1).max(256);
+const Purpose = z.string().min(1).max(200);
+
+export const EntityRef = z
+  .object({
+    id: z.string().min(1).max(200).optional(),
+    alias: z.string().min(1).max(500).optional(),
+    externalId: z.string().min(1).max(500).optional(),
+    type: z.string().min(1).max(100).optional(),
+  })
+  .refine((r) => r.id || r.alias || r.externalId, 'an entity reference needs id, alias or externalId');
+export type EntityRef = z.infer<typeof EntityRef>;
+
+export const ProposeCommand = z
+  .object({
+    namespace: NamespacePath,
+    class: z.enum(RecordClasses),
+    statement: Statement,
+    about: z.array(EntityRef).max(32).default([]),
+    sources: z.array(SourceSpan).max(256).default([]),
+    validFrom: Instant.optional(),
+    validTo: Instant.optional(),
+    sensitivity: z.enum(Sensitivities).default('INTERNAL'),
+    rationale: z.string().min(1).max(20_000).optional(),
+    purpose: Purpose,
+    idempotencyKey: IdempotencyKey,
+    changesetId: z.string().min(1).max(200).optional(),
+    ext: z.record(z.string().regex(/^[a-z][a-z0-9]*:[A-Za-z0-9_.-]+$/, 'extension keys are prefixed, e.g. swe:adr'), z.unknown()).default({}),
+  })
+  .refine((c) => !c.validTo || !c.validFrom || c.validTo > c.validFrom, { message: 'validTo must be after validFrom', path: ['validTo'] })
+  .refine((c) => c.class !== 'DECISION' || !!c.rationale, { message: 'a DECISION needs a rationale', path: ['rationale'] })
+  .refine((c) => c.sources.every((s) => s.end >= s.start), { message: 'a span ends after it starts', path: ['sources'] });
+export type ProposeCommand = z.infer<typeof ProposeCommand>;
+
+export const ReviseCommand = z
+  .object({
+    id: z.string().min(1).max(200),
+    expectedVersion: z.number().int().min(1),
+    statement: Statement.optional(),
+    validFrom: Instant.optional(),
+    validTo: Instant.optional(),
+    purpose: Purpose,
+    idempotencyKey: IdempotencyKey,
+    changesetId: z.string().min(1).max(200).optional(),
+  })
+  .refine((c) => c.statement || c.validFrom || c.validTo, 'a revision changes the statement or the validity');
+export type ReviseCommand = z.infer<typeof ReviseCommand>;
+
+export const RetractCommand = z.object({
+  id: z.string().min(1).max(200),
+  expectedVersion: z.number().int().min(1),
+  reason: z.string().min(1).max(2000),
+  purpose: Purpose.default('correction'),
+  idempotencyKey: IdempotencyKey,
+  changesetId: z.string().min(1).max(200).optional(),
+});
+export type RetractCommand = z.infer<typeof RetractCommand>;
+
+/** Validates `input` against `schema`; every problem becomes one BAD_USER_INPUT listing all of them. */
+export function parseCommand<S extends z.ZodType>(schema: S, input: unknown, maxTextChars?: number): z.infer<S> {
+  if (maxTextChars !== undefined) {
+    const long = findLongString(input, maxTextChars);
+    if (long) throw badInput(`${long} is longer than ${maxTextChars} characters`, { field: long });
+  }
+  const r = schema.safeParse(input);
+  if (!r.success) {
+    const problems = r.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`);
+    throw badInput(`invalid input: ${problems.join('; ')}`, { problems });
+  }
+  return r.data;
+}
+
+function findLongString(v: unknown, max: number, path = 'input'): string | undefined {
+  if (typeof v === 'string') return v.length > max ? path : undefined;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) {
+      const p = findLongString(v[i], max, `${path}.${i}`);
+      if (p) return p;
+    }
+  } else if (v && typeof v === 'object') {
+    for (const [key, x] of Object.entries(v)) {
+      const p = findLongString(x, max, path === 'input' ? key : `${path}.${key}`);
+      if (p) return p;
+    }
+  }
+  return undefined;
+}
+
+/** The hash that decides "same command" for idempotency: the validated input minus transport options. */
+export const commandHash = (kind: string, cmd: object): string => sha256Hex(canonicalJson({ kind, cmd }));
+
+export interface DecideContext {
+  readonly principal: Principal;
+  readonly now: Date;
+  readonly newId: () => string;
+}
+
+function envelope(
+  ctx: DecideContext,
+  cmd: { idempotencyKey: string; purpose: string; changesetId?: string | undefined },
+  namespace: string,
+  hash: string,
+  suffix = '',
+): Omit<Envelope, 'type' | 'schemaVersion'> {
+  return {
+    eventId: ctx.newId(),
+    tenant: ctx.principal.tenant,
+    namespace,
+    idempotencyKey: cmd.idempotencyKey + suffix,
+    commandHash: hash,
+    principal: { iss: ctx.principal.iss, sub: ctx.principal.sub },
+    actors: ctx.principal.actors.map((a) => ({ iss: a.iss ?? null, sub: a.sub })),
+    purpose: cmd.purpose,
+    changesetId: cmd.changesetId ?? null,
+    recordedAt: ctx.now.toISOString(),
+  };
+}
+
+/** Deterministic entity id: the same (tenant, type, name) always names the same entity. */
+export const entityIdFor = (tenant: string, type: string | undefined, name: string): string =>
+  uuidV5(`${tenant}\u0000${(type ?? '').toLowerCase()}\u0000${name.trim().toLowerCase()}`, MUNINN_NS);
+
+export interface ResolvedEntity {
+  readonly ref: EntityRef;
+  /** The existing entity's id, when the reference resolved to one. */
+  readonly existingId: string | undefined;
+}
+
+export function decidePropose(ctx: DecideContext, cmd: ProposeCommand, resolved: readonly ResolvedEntity[], status: 'ACTIVE' | 'CANDIDATE'): LedgerEvent[] {
+  const hash = commandHash('propose', cmd);
+  const events: LedgerEvent[] = [];
+  const about: string[] = [];
+  for (const [i, r] of resolved.entries()) {
+    if (r.existingId) {
+      about.push(r.existingId);
+      continue;
+    }
+    if (r.ref.id) throw badInput(`about.${i}: no entity with id ${r.ref.id}`);
+    const name = r.ref.alias ?? r.ref.externalId!;
+    const entityId = entityIdFor(ctx.principal.tenant, r.ref.type, name);
+    about.push(entityId);
+    events.push({
+      ...envelope(ctx, cmd, cmd.namespace, hash, `#entity:${entityId}`),
+      type: 'EntityCreated',
+      schemaVersion: 1,
+      payload: {
+        entityId,
+        name,
+        type: r.ref.type ?? null,
+        aliases: r.ref.alias ? [r.ref.alias.toLowerCase()] : [],
+        externalIds: r.ref.externalId ? [r.ref.externalId] : [],
+      },
+    });
+  }
+  events.push({
+    ...envelope(ctx, cmd, cmd.namespace, hash),
+    type: 'RecordProposed',
+    schemaVersion: 1,
+    payload: {
+      recordId: ctx.newId(),
+      class: cmd.class,
+      statement: cmd.statement,
+      about: [...new Set(about)].sort(),
+      sensitivity: cmd.sensitivity,
+      confidence: 0.5,
+      validFrom: cmd.validFrom ?? ctx.now.toISOString(),
+      validTo: cmd.validTo ?? null,
+      timeSource: cmd.validFrom ? 'STATED' : 'DEFAULTED',
+      status,
+      rationale: cmd.rationale ?? null,
+      sources: cmd.sources,
+      ext: cmd.ext,
+    },
+  });
+  return events;
+}
+
+export function decideRevise(ctx: DecideContext, cmd: ReviseCommand, namespace: string): LedgerEvent {
+  return {
+    ...envelope(ctx, cmd, namespace, commandHash('revise', cmd)),
+    type: 'RecordRevised',
+    schemaVersion: 1,
+    payload: {
+      recordId: cmd.id,
+      expectedVersion: cmd.expectedVersion,
+      statement: cmd.statement ?? null,
+      validFrom: cmd.validFrom ?? null,
+      validTo: cmd.validTo ?? null,
+    },
+  };
+}
+
+export function decideRetract(ctx: DecideContext, cmd: RetractCommand, namespace: string): LedgerEvent {
+  return {
+    ...envelope(ctx, cmd, namespace, commandHash('retract', cmd)),
+    type: 'RecordRetracted',
+    schemaVersion: 1,
+    payload: { recordId: cmd.id, expectedVersion: cmd.expectedVersion, reason: cmd.reason },
+  };
+}

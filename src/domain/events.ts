@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import {
+  Instant,
+  NamespacePath,
+  RecordClasses,
+  RecordStatuses,
+  Sensitivities,
+  SourceSpan,
+  Statement,
+  TenantId,
+  TimeSources,
+} from './model.ts';
+
+/**
+ * The ledger's events: past-tense facts in a versioned union. The wire form is JSON on the Kafka topic
+ * (key = tenant). Old schema versions are upcast on read (see `upcasters`); a version newer than this
+ * build knows is never a crash: the projector parks it in the dead-letter topic with the reason.
+ */
+
+const Id = z.string().min(1).max(200);
+
+export const ActorRef = z.object({ iss: z.string().nullable(), sub: z.string().min(1) });
+export type ActorRef = z.infer<typeof ActorRef>;
+
+/** The payload of an event whose content is encrypted under a per-record data key (crypto-shredding). */
+export const SealedPayload = z.object({
+  keyId: z.string().min(1),
+  alg: z.literal('A256GCM'),
+  iv: z.string().min(1),
+  ciphertext: z.string().min(1),
+});
+export type SealedPayload = z.infer<typeof SealedPayload>;
+
+export const Envelope = z.object({
+  eventId: z.uuid(),
+  type: z.string().min(1),
+  schemaVersion: z.number().int().min(1),
+  tenant: TenantId,
+  namespace: NamespacePath,
+  idempotencyKey: z.string().min(1).max(256),
+  /** SHA-256 of the canonical command input: the same key with another input is a conflict. */
+  commandHash: z.string().regex(/^[0-9a-f]{64}$/),
+  principal: z.object({ iss: z.string().min(1), sub: z.string().min(1) }),
+  /** RFC 8693 delegation chain, most recent actor first. */
+  actors: z.array(ActorRef).max(16),
+  purpose: z.string().min(1).max(200),
+  changesetId: z.string().max(200).nullable(),
+  /** System time, stamped once at append. The projector never reads a clock. */
+  recordedAt: Instant,
+});
+export type Envelope = z.infer<typeof Envelope>;
+
+const RecordProposedV1 = z.object({
+  recordId: Id,
+  class: z.enum(RecordClasses),
+  statement: Statement,
+  about: z.array(Id).max(64),
+  sensitivity: z.enum(Sensitivities),
+  confidence: z.number().min(0).max(1),
+  validFrom: Instant,
+  validTo: Instant.nullable(),
+  timeSource: z.enum(TimeSources),
+  status: z.enum(RecordStatuses),
+  rationale: z.string().max(20_000).nullable(),
+  sources: z.array(SourceSpan).max(256),
+  /** Domain extensions (`swe:`, `sec:` …), kept verbatim. */
+  ext: z.record(z.string(), z.unknown()),
+});
+
+const RecordRevisedV1 = z.object({
+  recordId: Id,
+  expectedVersion: z.number().int().min(1),
+  statement: Statement.nullable(),
+  validFrom: Instant.nullable(),
+  /** `null` leaves it unchanged; `{ open: true }` reopens it. */
+  validTo: z.union([Instant, z.object({ open: z.literal(true) })]).nullable(),
+});
+
+const RecordRetractedV1 = z.object({
+  recordId: Id,
+  expectedVersion: z.number().int().min(1),
+  reason: z.string().min(1).max(2000),
+});
+
+const EntityCreatedV1 = z.object({
+  entityId: Id,
+  name: z.string().min(1).max(500),
+  type: z.string().max(100).nullable(),
+  aliases: z.array(z.string().min(1).max(500)).max(64),
+  externalIds: z.array(z.string().min(1).max(500)).max(64),
+});
+
+const variant = <T extends string, P extends z.ZodType>(type: T, payload: P) =>
+  Envelope.extend({ type: z.literal(type), schemaVersion: z.literal(1), payload });
+
+export const LedgerEvent = z.discriminatedUnion('type', [
+  variant('RecordProposed', RecordProposedV1),
+  variant('RecordRevised', RecordRevisedV1),
+  variant('RecordRetracted', RecordRetractedV1),
+  variant('EntityCreated', EntityCreatedV1),
+]);
+export type LedgerEvent = z.infer<typeof LedgerEvent>;
+export type EventType = LedgerEvent['type'];
+export type EventOf<T extends EventType> = Extract<LedgerEvent, { type: T }>;
+export type PayloadOf<T extends EventType> = EventOf<T>['payload'];
+export const EventTypes = LedgerEvent.options.map((o) => o.shape.type.value) as EventType[];
+
+/** The newest schema version of each type this build writes and understands. */
+export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
+  RecordProposed: 1,
+  RecordRevised: 1,
+  RecordRetracted: 1,
+  EntityCreated: 1,
+};
+
+/**
+ * Upcasters: `upcasters[type][n]` turns a version-n raw event into version n+1. The ledger is never
+ * rewritten; old events pass through these on every read.
+ */
+type Raw = Record<string, unknown>;
+export const upcasters: Partial<Record<EventType, Record<number, (e: Raw) => Raw>>> = {};
+
+/** What may sit on the wire: the envelope plus either a plain or a sealed payload. */
+export const WireEvent = Envelope.extend({
+  payload: z.unknown().optional(),
+  sealed: SealedPayload.optional(),
+}).refine((e) => (e.payload === undefined) !== (e.sealed === undefined), {
+  message: 'exactly one of payload and sealed',
+});
+
+export type DecodeResult =
+  | { ok: true; event: LedgerEvent }
+  | { ok: false; reason: string; retryableAfterUpgrade: boolean };
+
+/** Bytes from the topic → a typed event, or the reason it cannot be one. Never throws. */
+export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'));
+  } catch {
+    return { ok: false, reason: 'not JSON', retryableAfterUpgrade: false };
+  }
+  const wire = WireEvent.safeParse(raw);
+  if (!wire.success) return { ok: false, reason: `bad envelope: ${summarize(wire.error)}`, retryableAfterUpgrade: false };
+  const type = wire.data.type;
+  if (!(EventTypes as string[]).includes(type)) {
+    return { ok: false, reason: `unknown event type ${type}`, retryableAfterUpgrade: true };
+  }
+  const known = CURRENT_VERSION[type as EventType];
+  if (wire.data.schemaVersion > known) {
+    return {
+      ok: false,
+      reason: `${type} schemaVersion ${wire.data.schemaVersion} is newer than this build (${known})`,
+      retryableAfterUpgrade: true,
+    };
+  }
+  if (wire.data.sealed) {
+    return { ok: false, reason: 'sealed payload: no key store bound', retryableAfterUpgrade: true };
+  }
+  let cur = raw as Raw;
+  for (let v = wire.data.schemaVersion; v < known; v++) {
+    const up = upcasters[type as EventType]?.[v];
+    if (!up) return { ok: false, reason: `no upcaster for ${type} v${v}`, retryableAfterUpgrade: false };
+    cur = { ...up(cur), schemaVersion: v + 1 };
+  }
+  const typed = LedgerEvent.safeParse(cur);
+  if (!typed.success) return { ok: false, reason: `bad ${type}: ${summarize(typed.error)}`, retryableAfterUpgrade: false };
+  return { ok: true, event: typed.data };
+}
+
+export const encodeEvent = (e: LedgerEvent): string => JSON.stringify(e);
+
+function summarize(err: z.ZodError): string {
+  return err.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+    .join('; ');
+}

@@ -1,0 +1,134 @@
+import type { EntityState, Receipt, RecordState } from '../domain/fold.ts';
+import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
+
+/** The caller's entitlement, compiled into every read query (filter before rank, count or order). */
+export interface ReadScope {
+  readonly tenant: string;
+  /** Namespace subtrees the caller may read; null = the whole tenant. */
+  readonly namespaceRoots: readonly string[] | null;
+  /** Highest sensitivity the caller may see. */
+  readonly maxSensitivity: Sensitivity;
+}
+
+export interface AsOf {
+  /** World time: what was true at this instant. Absent = no world-time filter on single reads, now on lists. */
+  readonly validAt?: string | undefined;
+  /** System time: what Muninn believed at this instant. Absent = now (the current revision). */
+  readonly knownAt?: string | undefined;
+}
+
+export interface RecordView {
+  readonly tenant: string;
+  readonly id: string;
+  readonly namespace: string;
+  readonly class: RecordClass;
+  readonly status: RecordStatus;
+  readonly version: number;
+  readonly subject: string;
+  readonly predicate: string;
+  readonly object: string;
+  readonly text: string;
+  readonly sensitivity: Sensitivity;
+  readonly confidence: number;
+  readonly validFrom: string;
+  readonly validTo: string | null;
+  readonly timeSource: string;
+  readonly recordedAt: string;
+  readonly retiredAt: string | null;
+  readonly createdAt: string;
+  readonly changesetId: string | null;
+  readonly rationale: string | null;
+  readonly about: readonly string[];
+  readonly sourcesJson: string;
+  readonly extJson: string;
+  readonly proposedBy: string;
+}
+
+export interface RevisionView {
+  readonly version: number;
+  readonly subject: string;
+  readonly predicate: string;
+  readonly object: string;
+  readonly text: string;
+  readonly status: RecordStatus;
+  readonly validFrom: string;
+  readonly validTo: string | null;
+  readonly recordedAt: string;
+  readonly retiredAt: string | null;
+  readonly changesetId: string | null;
+  readonly reason: string | null;
+}
+
+export interface RecordQuery {
+  readonly namespace: string;
+  readonly classes?: readonly RecordClass[] | undefined;
+  readonly statuses?: readonly RecordStatus[] | undefined;
+  readonly aboutEntityIds?: readonly string[] | undefined;
+  readonly predicate?: string | undefined;
+  readonly textContains?: string | undefined;
+}
+
+export interface Page<T> {
+  readonly items: readonly T[];
+  readonly endCursor: string | null;
+  readonly hasNextPage: boolean;
+}
+
+export interface Checkpoint {
+  readonly topic: string;
+  readonly partition: number;
+  /** Offset of the last applied message; -1 when none. */
+  readonly offset: string;
+}
+
+/** Keys the projector asks for before folding a batch. */
+export interface StateKeys {
+  readonly records: ReadonlyArray<{ tenant: string; id: string }>;
+  readonly entities: ReadonlyArray<{ tenant: string; id: string }>;
+  readonly receipts: ReadonlyArray<{ tenant: string; idempotencyKey: string }>;
+}
+
+export interface LoadedState {
+  readonly records: readonly RecordState[];
+  readonly entities: readonly EntityState[];
+  readonly receipts: readonly Receipt[];
+}
+
+export interface ProjectionWrite {
+  readonly records: readonly RecordState[];
+  readonly entities: readonly EntityState[];
+  readonly receipts: readonly Receipt[];
+}
+
+/** One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. */
+export interface ProjectionTx {
+  /** Locks the partition's checkpoint row for this transaction and returns its offset (-1 if none). */
+  lockCheckpoint(topic: string, partition: number): Promise<bigint>;
+  load(keys: StateKeys): Promise<LoadedState>;
+  write(w: ProjectionWrite): Promise<void>;
+  /** Moves the checkpoint forward; never backwards. */
+  setCheckpoint(topic: string, partition: number, offset: bigint): Promise<void>;
+}
+
+export interface GraphStore {
+  migrate(): Promise<{ applied: string[] }>;
+  migrationsApplied(): Promise<boolean>;
+  ping(): Promise<void>;
+  /** Run `fn` in one write transaction (retried on transient errors, so `fn` must be repeatable). */
+  projection<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T>;
+  checkpoints(topic: string): Promise<Checkpoint[]>;
+  receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;
+  record(scope: ReadScope, id: string, asOf?: AsOf): Promise<RecordView | undefined>;
+  records(scope: ReadScope, q: RecordQuery, asOf: AsOf, first: number, after: string | null): Promise<Page<RecordView>>;
+  history(scope: ReadScope, id: string): Promise<RevisionView[]>;
+  entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]>;
+  findEntity(
+    tenant: string,
+    ref: { id?: string | undefined; alias?: string | undefined; externalId?: string | undefined },
+  ): Promise<EntityState | undefined>;
+  /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
+  stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
+  /** Delete all domain state and checkpoints (rebuild into an empty database). */
+  wipe(): Promise<void>;
+  close(): Promise<void>;
+}

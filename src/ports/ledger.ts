@@ -1,0 +1,70 @@
+import type { LedgerEvent } from '../domain/events.ts';
+
+/** Where an event landed: the ledger's own coordinates. Offsets are decimal strings (64-bit safe). */
+export interface LedgerPosition {
+  readonly partition: number;
+  readonly offset: string;
+}
+
+export interface LedgerMessage {
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: string | null;
+  readonly value: Uint8Array | null;
+}
+
+export interface LedgerBatch {
+  readonly partition: number;
+  readonly messages: readonly LedgerMessage[];
+  /** Let the broker know the consumer is alive during long batches. */
+  heartbeat(): Promise<void>;
+}
+
+export interface PartitionOffsets {
+  readonly partition: number;
+  /** The offset the next appended message will get (Kafka's high watermark). */
+  readonly highWatermark: string;
+  readonly low: string;
+}
+
+export interface DeadLetter {
+  readonly sourcePartition: number;
+  readonly sourceOffset: string;
+  readonly reason: string;
+  readonly retryableAfterUpgrade: boolean;
+  readonly value: Uint8Array | null;
+}
+
+/**
+ * The append-only ledger. Kafka is the binding today (KafkaJS); the port keeps the client swappable.
+ * Events are keyed by tenant, so one tenant's events stay in order on one partition.
+ */
+export interface Ledger {
+  /** Create the topics if absent. */
+  ensureTopics(): Promise<void>;
+  /** Append in order; all or nothing per call (same tenant ⇒ same partition). */
+  append(events: readonly LedgerEvent[]): Promise<LedgerPosition[]>;
+  /** Raw append, for tests and tooling that must put bytes no writer would. */
+  appendRaw(key: string, value: string | Uint8Array): Promise<LedgerPosition>;
+  deadLetter(d: DeadLetter): Promise<void>;
+  offsets(): Promise<PartitionOffsets[]>;
+  /**
+   * Consume as a member of `groupId`. `startAt(partition)` is asked on every assignment and returns
+   * the next offset to read (checkpoint + 1) or null for the beginning. Batches of one partition are
+   * delivered in order by one caller at a time.
+   */
+  consume(opts: {
+    groupId: string;
+    startAt: (partition: number) => Promise<string | null>;
+    onBatch: (batch: LedgerBatch) => Promise<void>;
+  }): Promise<LedgerSubscription>;
+  /** Read every partition from the beginning up to the current high watermarks (rebuild). */
+  readAll(onBatch: (batch: LedgerBatch) => Promise<void>, maxBatch: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LedgerSubscription {
+  stop(): Promise<void>;
+  /** Resolves or rejects when the consumer crashes for good. */
+  readonly done: Promise<void>;
+}

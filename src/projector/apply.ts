@@ -1,0 +1,149 @@
+import { decodeEvent, type LedgerEvent } from '../domain/events.ts';
+import { evolve, type EntityState, type ProjectionView, type Receipt, type RecordState } from '../domain/fold.ts';
+import { isMuninnError } from '../domain/errors.ts';
+import type { GraphStore, StateKeys } from '../ports/graph.ts';
+import type { DeadLetter, LedgerMessage } from '../ports/ledger.ts';
+
+/**
+ * Applies one partition's batch: decode → (dead-letter what cannot be decoded) → in ONE graph
+ * transaction: lock the checkpoint, skip what it already covers, load the state the events touch, fold,
+ * write the effects and move the checkpoint. Redelivery is therefore a no-op and a crash at any point
+ * leaves either all of a batch or none of it.
+ */
+export interface ApplyDeps {
+  readonly store: GraphStore;
+  readonly topic: string;
+  readonly deadLetter: (d: DeadLetter) => Promise<void>;
+}
+
+export interface ApplyResult {
+  readonly applied: number;
+  readonly skipped: number;
+  readonly deadLettered: number;
+  readonly lastOffset: string | null;
+}
+
+const k = (tenant: string, id: string): string => `${tenant}\u0000${id}`;
+
+export async function applyBatch(deps: ApplyDeps, partition: number, messages: readonly LedgerMessage[]): Promise<ApplyResult> {
+  if (messages.length === 0) return { applied: 0, skipped: 0, deadLettered: 0, lastOffset: null };
+  const decoded: Array<{ offset: bigint; event: LedgerEvent }> = [];
+  const dead: DeadLetter[] = [];
+  for (const m of messages) {
+    const r = m.value ? decodeEvent(m.value) : ({ ok: false, reason: 'empty message', retryableAfterUpgrade: false } as const);
+    if (r.ok) decoded.push({ offset: BigInt(m.offset), event: r.event });
+    else dead.push({ sourcePartition: partition, sourceOffset: m.offset, reason: r.reason, retryableAfterUpgrade: r.retryableAfterUpgrade, value: m.value });
+  }
+  const lastOffset = BigInt(messages[messages.length - 1]!.offset);
+  // Dead letters go out before the checkpoint passes them: a crash in between re-sends them (the DLQ key
+  // is the source coordinate, so readers can tell), never loses them.
+  const deadOffsets = new Set(dead.map((d) => d.sourceOffset));
+  const cp = await currentCheckpoint(deps, partition);
+  for (const d of dead) if (BigInt(d.sourceOffset) > cp) await deps.deadLetter(d);
+
+  try {
+    const res = await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, decoded, lastOffset));
+    return { ...res, deadLettered: [...deadOffsets].filter((o) => BigInt(o) > cp).length, lastOffset: String(lastOffset) };
+  } catch (e) {
+    if (isMuninnError(e) && e.retryable) throw e;
+    // A deterministic failure inside the batch: isolate it by applying one event at a time.
+    return applyOneByOne(deps, partition, decoded, lastOffset, dead.length);
+  }
+}
+
+async function currentCheckpoint(deps: ApplyDeps, partition: number): Promise<bigint> {
+  const cps = await deps.store.checkpoints(deps.topic);
+  const c = cps.find((x) => x.partition === partition);
+  return c ? BigInt(c.offset) : -1n;
+}
+
+async function applyOneByOne(
+  deps: ApplyDeps,
+  partition: number,
+  decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
+  lastOffset: bigint,
+  deadCount: number,
+): Promise<ApplyResult> {
+  let applied = 0;
+  let skipped = 0;
+  let deadLettered = deadCount;
+  for (const d of decoded) {
+    try {
+      const r = await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [d], d.offset));
+      applied += r.applied;
+      skipped += r.skipped;
+    } catch (e) {
+      if (isMuninnError(e) && e.retryable) throw e;
+      await deps.deadLetter({
+        sourcePartition: partition,
+        sourceOffset: String(d.offset),
+        reason: `apply failed: ${e instanceof Error ? e.message : String(e)}`,
+        retryableAfterUpgrade: true,
+        value: Buffer.from(JSON.stringify(d.event)),
+      });
+      deadLettered++;
+      await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [], d.offset));
+    }
+  }
+  await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [], lastOffset));
+  return { applied, skipped, deadLettered, lastOffset: String(lastOffset) };
+}
+
+async function foldInto(
+  tx: Parameters<Parameters<GraphStore['projection']>[0]>[0],
+  topic: string,
+  partition: number,
+  decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
+  lastOffset: bigint,
+): Promise<{ applied: number; skipped: number }> {
+  const cp = await tx.lockCheckpoint(topic, partition);
+  const todo = decoded.filter((d) => d.offset > cp);
+  const skipped = decoded.length - todo.length;
+  if (todo.length > 0) {
+    const state = await tx.load(keysOf(todo.map((d) => d.event)));
+    const records = new Map(state.records.map((r) => [k(r.tenant, r.id), r]));
+    const entities = new Map(state.entities.map((e) => [k(e.tenant, e.id), e]));
+    const receipts = new Map(state.receipts.map((r) => [k(r.tenant, r.idempotencyKey), r]));
+    const dirtyRecords = new Map<string, RecordState>();
+    const dirtyEntities = new Map<string, EntityState>();
+    const newReceipts = new Map<string, Receipt>();
+    const view: ProjectionView = {
+      record: (t, id) => records.get(k(t, id)),
+      entity: (t, id) => entities.get(k(t, id)),
+      receipt: (t, key) => receipts.get(k(t, key)),
+    };
+    for (const { event } of todo) {
+      const eff = evolve(view, event);
+      if (eff.record) {
+        const key = k(eff.record.tenant, eff.record.id);
+        records.set(key, eff.record);
+        dirtyRecords.set(key, eff.record);
+      }
+      if (eff.entity) {
+        const key = k(eff.entity.tenant, eff.entity.id);
+        entities.set(key, eff.entity);
+        dirtyEntities.set(key, eff.entity);
+      }
+      if (eff.receipt) {
+        const key = k(eff.receipt.tenant, eff.receipt.idempotencyKey);
+        receipts.set(key, eff.receipt);
+        newReceipts.set(key, eff.receipt);
+      }
+    }
+    await tx.write({ records: [...dirtyRecords.values()], entities: [...dirtyEntities.values()], receipts: [...newReceipts.values()] });
+  }
+  if (lastOffset > cp) await tx.setCheckpoint(topic, partition, lastOffset);
+  return { applied: todo.length, skipped };
+}
+
+function keysOf(events: readonly LedgerEvent[]): StateKeys {
+  const records = new Map<string, { tenant: string; id: string }>();
+  const entities = new Map<string, { tenant: string; id: string }>();
+  const receipts = new Map<string, { tenant: string; idempotencyKey: string }>();
+  for (const e of events) {
+    receipts.set(k(e.tenant, e.idempotencyKey), { tenant: e.tenant, idempotencyKey: e.idempotencyKey });
+    if ('recordId' in e.payload) records.set(k(e.tenant, e.payload.recordId), { tenant: e.tenant, id: e.payload.recordId });
+    if (e.type === 'EntityCreated') entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
+  }
+  return { records: [...records.values()], entities: [...entities.values()], receipts: [...receipts.values()] };
+}

@@ -1,0 +1,74 @@
+import type { GraphStore } from '../ports/graph.ts';
+import type { Ledger, LedgerSubscription } from '../ports/ledger.ts';
+import type { Logger } from '../ports/logger.ts';
+import { applyBatch } from './apply.ts';
+
+export type ProjectorState =
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'running'; readonly since: Date }
+  | { readonly kind: 'stopping' }
+  | { readonly kind: 'stopped' }
+  | { readonly kind: 'failed'; readonly error: string };
+
+export interface ProjectorOptions {
+  readonly ledger: Ledger;
+  readonly store: GraphStore;
+  readonly topic: string;
+  readonly groupId: string;
+  readonly logger: Logger;
+  /** Called after each committed batch (in-process waiters wake up without polling). */
+  readonly onApplied?: (partition: number, offset: string) => void;
+}
+
+/**
+ * The projector: a consumer-group member that applies each assigned partition in order, one batch at a
+ * time, through `applyBatch`. Its checkpoint lives in the graph; the broker's committed offset is only a
+ * hint for where to start fetching.
+ */
+export class Projector {
+  private sub: LedgerSubscription | undefined;
+  private _state: ProjectorState = { kind: 'idle' };
+
+  constructor(private readonly o: ProjectorOptions) {}
+
+  get state(): ProjectorState {
+    return this._state;
+  }
+
+  async start(): Promise<void> {
+    const log = this.o.logger.child({ component: 'projector' });
+    const startAt = async (partition: number): Promise<string | null> => {
+      const cp = (await this.o.store.checkpoints(this.o.topic)).find((c) => c.partition === partition);
+      return cp ? String(BigInt(cp.offset) + 1n) : '0';
+    };
+    this.sub = await this.o.ledger.consume({
+      groupId: this.o.groupId,
+      startAt,
+      onBatch: async (batch) => {
+        const t0 = performance.now();
+        const res = await applyBatch(
+          { store: this.o.store, topic: this.o.topic, deadLetter: (d) => this.o.ledger.deadLetter(d) },
+          batch.partition,
+          batch.messages,
+        );
+        if (res.deadLettered > 0) log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
+        log.debug({ partition: batch.partition, applied: res.applied, skipped: res.skipped, ms: Math.round(performance.now() - t0) }, 'batch applied');
+        if (res.lastOffset !== null) this.o.onApplied?.(batch.partition, res.lastOffset);
+      },
+    });
+    this._state = { kind: 'running', since: new Date() };
+    this.sub.done.catch((e: unknown) => {
+      this._state = { kind: 'failed', error: e instanceof Error ? e.message : String(e) };
+      log.error({ err: this._state.error }, 'projector consumer crashed');
+    });
+    log.info({ topic: this.o.topic, group: this.o.groupId }, 'projector running');
+  }
+
+  async stop(): Promise<void> {
+    if (!this.sub) return;
+    this._state = { kind: 'stopping' };
+    await this.sub.stop();
+    this.sub = undefined;
+    this._state = { kind: 'stopped' };
+  }
+}

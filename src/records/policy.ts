@@ -1,0 +1,19 @@
+import { forbidden } from '../domain/errors.ts';
+import { hasScope, type Principal } from '../domain/principal.ts';
+import type { ReadScope } from '../ports/graph.ts';
+import type { Policy } from '../ports/policy.ts';
+
+/**
+ * The built-in reference policy: a principal reads and writes only inside its own tenant, needs the
+ * `read` scope to read and `write` to write. Namespace grants narrow this further once granted
+ * (AccessGranted events); until then a tenant member sees the tenant.
+ */
+export const referencePolicy: Policy = {
+  async readScope(principal: Principal): Promise<ReadScope> {
+    if (!hasScope(principal, 'read')) throw forbidden('the read scope is required');
+    return { tenant: principal.tenant, namespaceRoots: null, maxSensitivity: 'RESTRICTED' };
+  },
+  async checkWrite(principal: Principal): Promise<void> {
+    if (!hasScope(principal, 'write')) throw forbidden('the write scope is required');
+  },
+};

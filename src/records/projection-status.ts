@@ -1,0 +1,32 @@
+import type { GraphStore } from '../ports/graph.ts';
+import type { Ledger } from '../ports/ledger.ts';
+
+export interface PartitionLag {
+  readonly partition: number;
+  readonly checkpoint: string;
+  readonly highWatermark: string;
+  readonly lag: number;
+}
+export interface ProjectionStatus {
+  readonly healthy: boolean;
+  readonly partitions: readonly PartitionLag[];
+  readonly totalLag: number;
+}
+
+/** Lag per partition = messages on the topic that the graph's checkpoint does not yet cover. */
+export async function projectionStatus(
+  ledger: Ledger,
+  store: GraphStore,
+  topic: string,
+  projectorHealthy: () => boolean,
+): Promise<ProjectionStatus> {
+  const [offsets, checkpoints] = await Promise.all([ledger.offsets(), store.checkpoints(topic)]);
+  const cp = new Map(checkpoints.map((c) => [c.partition, BigInt(c.offset)]));
+  const partitions = offsets.map((o) => {
+    const c = cp.get(o.partition) ?? -1n;
+    const hw = BigInt(o.highWatermark);
+    const lag = hw - (c + 1n);
+    return { partition: o.partition, checkpoint: String(c), highWatermark: String(hw), lag: Number(lag > 0n ? lag : 0n) };
+  });
+  return { healthy: projectorHealthy(), partitions, totalLag: partitions.reduce((s, p) => s + p.lag, 0) };
+}

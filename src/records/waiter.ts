@@ -1,0 +1,74 @@
+import type { GraphStore } from '../ports/graph.ts';
+
+/**
+ * Read-your-writes: resolves when the projection's checkpoint for a partition reaches an offset. One
+ * shared poll of the checkpoints serves every waiter (and works when the projector is another process);
+ * an in-process projector also calls `notify` so waiters wake without waiting for the next poll.
+ */
+export class ProjectionWaiter {
+  private readonly applied = new Map<number, bigint>();
+  private readonly waiters = new Set<{ partition: number; offset: bigint; resolve: (ok: boolean) => void }>();
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+
+  constructor(
+    private readonly store: GraphStore,
+    private readonly topic: string,
+    private readonly pollMs = 5,
+  ) {}
+
+  notify(partition: number, offset: string): void {
+    const o = BigInt(offset);
+    if ((this.applied.get(partition) ?? -1n) < o) this.applied.set(partition, o);
+    this.wake();
+  }
+
+  /** True when applied, false on timeout. */
+  waitFor(partition: number, offset: string, timeoutMs: number): Promise<boolean> {
+    const target = BigInt(offset);
+    if ((this.applied.get(partition) ?? -1n) >= target) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const w = {
+        partition,
+        offset: target,
+        resolve: (ok: boolean) => {
+          clearTimeout(t);
+          this.waiters.delete(w);
+          resolve(ok);
+        },
+      };
+      const t = setTimeout(() => w.resolve(false), timeoutMs);
+      this.waiters.add(w);
+      this.schedule();
+    });
+  }
+
+  close(): void {
+    for (const w of [...this.waiters]) w.resolve(false);
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  private wake(): void {
+    for (const w of [...this.waiters]) if ((this.applied.get(w.partition) ?? -1n) >= w.offset) w.resolve(true);
+  }
+
+  private schedule(): void {
+    if (this.timer || this.polling || this.waiters.size === 0) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.poll();
+    }, this.pollMs);
+  }
+
+  private async poll(): Promise<void> {
+    this.polling = true;
+    try {
+      for (const c of await this.store.checkpoints(this.topic)) this.notify(c.partition, c.offset);
+    } catch {
+      // The graph is briefly unreachable: waiters keep waiting until their own timeout.
+    } finally {
+      this.polling = false;
+      this.schedule();
+    }
+  }
+}
