@@ -1,0 +1,53 @@
+import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError } from 'graphql';
+import { unwrapResolverError } from '@apollo/server/errors';
+import { ErrorCodes, isMuninnError, type ErrorCode } from '../domain/errors.ts';
+import type { Logger } from '../ports/logger.ts';
+
+/** Codes that graphql-js/Apollo produce for a malformed request: all are the caller's fault. */
+const REQUEST_ERRORS = new Set([
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'BAD_USER_INPUT',
+  'BAD_REQUEST',
+  'OPERATION_RESOLUTION_FAILURE',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_SUPPORTED',
+]);
+
+/**
+ * The wire shape of every error: a stable `extensions.code` from the one error enum, a `retryable` flag,
+ * the safe details of a MuninnError, and nothing else. Unknown errors are masked as INTERNAL and
+ * logged with an id the caller can quote.
+ */
+export function formatError(logger: Logger) {
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+    const original = unwrapResolverError(error);
+    const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
+    if (isMuninnError(original)) {
+      if (original.code === 'INTERNAL' || original.code === 'UNAVAILABLE') {
+        logger.error({ code: original.code, err: describe(original) }, original.message);
+      }
+      return { ...base, message: original.message, extensions: { ...original.details, code: original.code, retryable: original.retryable } };
+    }
+    const code = formatted.extensions?.['code'];
+    if (typeof code === 'string' && (ErrorCodes as readonly string[]).includes(code)) {
+      const { http: _http, stacktrace: _s, ...rest } = formatted.extensions ?? {};
+      return { ...base, extensions: { ...rest, code, retryable: code === 'RATE_LIMITED' || code === 'UNAVAILABLE' } };
+    }
+    if (typeof code === 'string' && REQUEST_ERRORS.has(code)) {
+      return { ...base, extensions: { code: 'BAD_USER_INPUT' satisfies ErrorCode, retryable: false } };
+    }
+    const errorId = crypto.randomUUID();
+    logger.error({ errorId, err: describe(original) }, 'internal error');
+    return { message: `internal error (${errorId})`, path: formatted.path, extensions: { code: 'INTERNAL', retryable: false, errorId } };
+  };
+}
+
+function describe(e: unknown): string {
+  if (e instanceof Error) return `${e.name}: ${e.message}${e.cause ? ` (cause: ${describe(e.cause)})` : ''}`;
+  return String(e);
+}
+
+export const gqlError = (code: ErrorCode, message: string, status?: number): GraphQLError =>
+  new GraphQLError(message, { extensions: { code, ...(status ? { http: { status } } : {}) } });

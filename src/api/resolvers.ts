@@ -1,0 +1,145 @@
+import type { IResolvers } from '@graphql-tools/utils';
+import type { Principal } from '../domain/principal.ts';
+import type { AsOf, RecordView, RevisionView } from '../ports/graph.ts';
+import type { RecordsService } from '../records/service.ts';
+import type { ProjectionStatus } from '../records/projection-status.ts';
+import { badInput, forbidden } from '../domain/errors.ts';
+import { hasScope } from '../domain/principal.ts';
+import type { ApiContext } from './context.ts';
+import { DateTime, JSONScalar } from './scalars.ts';
+
+/** What the resolvers need; wired by main.ts. The API never sees an adapter. */
+export interface ApiServices {
+  readonly records: RecordsService;
+  readonly projection: () => Promise<ProjectionStatus>;
+}
+
+type Args = Record<string, unknown>;
+const obj = (v: unknown): Args => (v && typeof v === 'object' ? (v as Args) : {});
+
+function asOfArg(v: unknown): AsOf {
+  const a = obj(v);
+  return { validAt: (a['validAt'] as string | undefined) ?? undefined, knownAt: (a['knownAt'] as string | undefined) ?? undefined };
+}
+
+/** GraphQL input → command input: drop transport options and nulls (GraphQL null = "not given"). */
+function commandInput(v: unknown): { input: Args; wait: boolean } {
+  const { await: w, ...rest } = obj(v);
+  return { input: dropNulls(rest) as Args, wait: w !== false };
+}
+function dropNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(dropNulls);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, dropNulls(x)]));
+  }
+  return v;
+}
+
+interface RecordParent extends RecordView {
+  readonly principal: Principal;
+}
+
+const revision = (v: RevisionView) => ({
+  ...v,
+  statement: { subject: v.subject, predicate: v.predicate, object: v.object, text: v.text },
+});
+
+export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> {
+  const withPrincipal = (p: Principal) => (r: RecordView | undefined) => (r ? { ...r, principal: p } : null);
+  return {
+    DateTime,
+    JSON: JSONScalar,
+    Query: {
+      record: async (_: unknown, a: Args, ctx: ApiContext) =>
+        withPrincipal(ctx.principal)(await s.records.record(ctx.principal, String(a['id']), asOfArg(a['asOf']))),
+      records: async (_: unknown, a: Args, ctx: ApiContext) => {
+        const f = dropNulls(obj(a['filter'])) as Args;
+        const first = Number(a['first'] ?? 50);
+        if (!Number.isInteger(first) || first < 1 || first > 500) throw badInput('first must be between 1 and 500');
+        let aboutEntityIds: string[] | undefined;
+        if (Array.isArray(f['about'])) {
+          const found = await Promise.all(f['about'].map((ref) => s.records.entity(ctx.principal, ref)));
+          aboutEntityIds = found.filter((e) => e !== undefined).map((e) => e.id);
+        }
+        const page = await s.records.records(
+          ctx.principal,
+          {
+            namespace: String(f['namespace']),
+            classes: f['classes'] as never,
+            statuses: f['statuses'] as never,
+            aboutEntityIds,
+            predicate: f['predicate'] as string | undefined,
+            textContains: f['textContains'] as string | undefined,
+          },
+          asOfArg(a['asOf']),
+          first,
+          (a['after'] as string | null | undefined) ?? null,
+        );
+        return { nodes: page.items.map((r) => ({ ...r, principal: ctx.principal })), pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage } };
+      },
+      history: async (_: unknown, a: Args, ctx: ApiContext) => (await s.records.history(ctx.principal, String(a['id']))).map(revision),
+      entity: async (_: unknown, a: Args, ctx: ApiContext) => (await s.records.entity(ctx.principal, dropNulls(a['ref']))) ?? null,
+      projection: async (_: unknown, _a: Args, ctx: ApiContext) => {
+        requireRead(ctx.principal);
+        return s.projection();
+      },
+    },
+    Mutation: {
+      propose: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.records.propose(ctx.principal, input, wait);
+      },
+      revise: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.records.revise(ctx.principal, input, wait);
+      },
+      retract: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.records.retract(ctx.principal, input, wait);
+      },
+    },
+    Subscription: {
+      projectionLag: {
+        subscribe: (_: unknown, a: Args, ctx: ApiContext) => {
+          requireRead(ctx.principal);
+          const interval = Math.max(100, Number(a['intervalMs'] ?? 1000));
+          return ticker(interval, async () => ({ projectionLag: await s.projection() }));
+        },
+      },
+    },
+    Record: {
+      statement: (r: RecordParent) => ({ subject: r.subject, predicate: r.predicate, object: r.object, text: r.text }),
+      sources: (r: RecordParent) => JSON.parse(r.sourcesJson) as unknown,
+      ext: (r: RecordParent) => JSON.parse(r.extJson) as unknown,
+      about: (r: RecordParent) => s.records.entitiesByIds(r.principal, r.about),
+      history: async (r: RecordParent) => (await s.records.history(r.principal, r.id)).map(revision),
+    },
+  };
+}
+
+function requireRead(p: Principal): void {
+  if (!hasScope(p, 'read')) throw forbidden('the read scope is required');
+}
+
+/** An async iterator that yields `next()` every `ms` until the subscriber leaves. */
+function ticker<T>(ms: number, next: () => Promise<T>): AsyncIterableIterator<T> {
+  let done = false;
+  let timer: NodeJS.Timeout | undefined;
+  const it: AsyncIterableIterator<T> = {
+    [Symbol.asyncIterator]: () => it,
+    next: async () => {
+      if (done) return { done: true, value: undefined };
+      const first = timer === undefined;
+      if (!first) await new Promise<void>((r) => (timer = setTimeout(r, ms)));
+      timer = timer ?? setTimeout(() => undefined, 0);
+      if (done) return { done: true, value: undefined };
+      return { done: false, value: await next() };
+    },
+    return: async () => {
+      done = true;
+      if (timer) clearTimeout(timer);
+      return { done: true, value: undefined };
+    },
+  };
+  return it;
+}

@@ -1,0 +1,201 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ApolloServer, HeaderMap } from '@apollo/server';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { GraphQLError, specifiedRules, validate, type GraphQLSchema } from 'graphql';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { Logger } from '../ports/logger.ts';
+import type { TokenVerifier } from '../ports/token-verifier.ts';
+import { authenticate, type ApiContext } from './context.ts';
+import { formatError } from './errors.ts';
+import { apolloLimitsPlugin, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits.ts';
+import { buildResolvers, type ApiServices } from './resolvers.ts';
+
+const SCHEMA_PATH = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
+
+export interface ApiOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly introspection: boolean;
+  readonly limits: QueryLimits & { readonly maxBodyBytes: number };
+  readonly verifier: TokenVerifier;
+  readonly services: ApiServices;
+  readonly logger: Logger;
+  /** Liveness is "the process answers"; readiness is this. */
+  readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
+}
+
+export interface RunningApi {
+  readonly url: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+export function buildSchema(services: ApiServices): GraphQLSchema {
+  return makeExecutableSchema({ typeDefs: readFileSync(SCHEMA_PATH, 'utf8'), resolvers: buildResolvers(services) });
+}
+
+/** One HTTP server: GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on /graphql, plus probes. */
+export async function startApi(o: ApiOptions): Promise<RunningApi> {
+  const log = o.logger.child({ component: 'api' });
+  const schema = buildSchema(o.services);
+  const rules = limitRules(o.limits);
+  const apollo = new ApolloServer<ApiContext>({
+    schema,
+    introspection: o.introspection,
+    includeStacktraceInErrorResponses: false,
+    validationRules: rules,
+    parseOptions: { maxTokens: o.limits.maxTokens },
+    formatError: formatError(log),
+    plugins: [apolloLimitsPlugin<ApiContext>(o.limits)],
+    csrfPrevention: true,
+  });
+  await apollo.start();
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch((e: unknown) => {
+      log.error({ err: String(e) }, 'request failed');
+      if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL' } }] });
+    });
+  });
+  http.requestTimeout = 60_000;
+  http.headersTimeout = 15_000;
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    if (url.pathname === '/readyz') {
+      const r = await o.readiness().catch((e: unknown) => ({ ready: false, checks: { error: String(e) } }));
+      return sendJson(res, r.ready ? 200 : 503, r);
+    }
+    if (url.pathname !== '/graphql') return sendJson(res, 404, { error: 'not found' });
+    if (req.method !== 'POST' && req.method !== 'GET') return sendJson(res, 405, { error: 'method not allowed' });
+    const body = await readBody(req, o.limits.maxBodyBytes);
+    if (body === 'too-large') {
+      return sendJson(res, 413, { errors: [{ message: `request body exceeds ${o.limits.maxBodyBytes} bytes`, extensions: { code: 'BAD_USER_INPUT' } }] });
+    }
+    let parsed: unknown = undefined;
+    if (req.method === 'POST') {
+      try {
+        parsed = body.length ? JSON.parse(body) : {};
+      } catch {
+        return sendJson(res, 400, { errors: [{ message: 'request body is not JSON', extensions: { code: 'BAD_USER_INPUT' } }] });
+      }
+    }
+    const headers = new HeaderMap();
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    const result = await apollo.executeHTTPGraphQLRequest({
+      httpGraphQLRequest: { method: req.method, headers, search: url.search, body: parsed },
+      context: async () => ({ principal: await authenticate(o.verifier, req.headers.authorization) }),
+    });
+    for (const [k, v] of result.headers) res.setHeader(k, v);
+    res.statusCode = result.status ?? 200;
+    if (result.body.kind === 'complete') {
+      res.end(result.body.string);
+    } else {
+      for await (const chunk of result.body.asyncIterator) res.write(chunk);
+      res.end();
+    }
+  }
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: o.limits.maxBodyBytes });
+  http.on('upgrade', (req, socket, head) => {
+    if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/graphql') {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+  type Extra = { principal?: ApiContext['principal'] };
+  const wsServer = useServer<Record<string, unknown>, Extra>(
+    {
+      schema,
+      // The same token rules as HTTP: from the connection_init payload or the upgrade request's header.
+      onConnect: async (ctx) => {
+        const fromParams = ctx.connectionParams?.['authorization'] ?? ctx.connectionParams?.['Authorization'];
+        const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
+        try {
+          (ctx.extra as Extra).principal = await authenticate(o.verifier, header);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      // Same limits as HTTP: tokens, depth, aliases, cost (with variables).
+      onSubscribe: (ctx, _id, payload) => {
+        let document;
+        try {
+          document = parseWithLimits(payload.query, o.limits);
+        } catch (e) {
+          return [e instanceof GraphQLError ? e : new GraphQLError('invalid query', { extensions: { code: 'BAD_USER_INPUT' } })];
+        }
+        const errors = validate(schema, document, [...specifiedRules, ...rules]);
+        if (errors.length) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT', ...e.extensions } }));
+        const cost = checkCost(schema, document, payload.variables ?? undefined, payload.operationName ?? undefined, o.limits.maxCost);
+        if (cost) return [cost];
+        return {
+          schema,
+          document,
+          variableValues: payload.variables,
+          operationName: payload.operationName,
+          contextValue: { principal: (ctx.extra as Extra).principal! } satisfies ApiContext,
+        };
+      },
+    },
+    wss,
+  );
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(o.port, o.host, () => resolve());
+  });
+  const address = http.address();
+  const port = typeof address === 'object' && address ? address.port : o.port;
+  const url = `http://${o.host}:${port}/graphql`;
+  log.info({ url }, 'api listening');
+  return {
+    url,
+    port,
+    stop: async () => {
+      await wsServer.dispose();
+      await new Promise<void>((r) => wss.close(() => r()));
+      await closeServer(http);
+      await apollo.stop();
+    },
+  };
+}
+
+function closeServer(s: Server): Promise<void> {
+  return new Promise((resolve) => {
+    s.close(() => resolve());
+    s.closeIdleConnections();
+    setTimeout(() => s.closeAllConnections(), 5000).unref();
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const s = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(s) });
+  res.end(s);
+}
+
+async function readBody(req: IncomingMessage, max: number): Promise<string | 'too-large'> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > max) {
+    req.resume();
+    return 'too-large';
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) {
+      req.resume();
+      return 'too-large';
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}

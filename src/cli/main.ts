@@ -1,0 +1,143 @@
+import { parseArgs } from 'node:util';
+import { load, ConfigError, type Config } from '../config/index.ts';
+import { connectAdapters, runUntilSignal } from '../main.ts';
+import { createLogger } from '../adapters/logger.ts';
+import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
+import { rebuild } from '../projector/rebuild.ts';
+import { isMuninnError } from '../domain/errors.ts';
+
+const USAGE = `muninn <command> [options]
+
+Commands:
+  serve                     run the API and the projector (MUNINN_ROLE=all|api|projector)
+  projector                 run the projector alone (can be scaled and killed on its own)
+  token --tenant T --sub S --scopes read,write [--ttl 1h] [--audience A] [--act-sub X]
+                            print a development token signed by the local dev key
+  rebuild                   replay the ledger into an emptied graph; print the state hash
+  state-hash                print the live canonical state hash
+  migrate                   apply Cypher migrations and create the ledger topics
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case undefined:
+    case 'serve':
+      await runUntilSignal(config());
+      return 0;
+    case 'projector':
+      await runUntilSignal({ ...config(), role: 'projector' });
+      return 0;
+    case 'token':
+      return token(rest);
+    case 'rebuild':
+      return rebuildCmd();
+    case 'state-hash':
+      return stateHash();
+    case 'migrate':
+      return migrate();
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(USAGE);
+      return 0;
+    default:
+      process.stderr.write(`unknown command ${cmd}\n\n${USAGE}`);
+      return 2;
+  }
+}
+
+function config(): Config {
+  return load();
+}
+
+async function token(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      tenant: { type: 'string' },
+      sub: { type: 'string' },
+      scopes: { type: 'string', default: 'read,write' },
+      ttl: { type: 'string', default: '1h' },
+      audience: { type: 'string' },
+      'act-sub': { type: 'string' },
+    },
+  });
+  if (!values.tenant || !values.sub) {
+    process.stderr.write('token needs --tenant and --sub\n');
+    return 2;
+  }
+  // Tokens only need the auth settings; the servers need not be configured.
+  const c = load({ NEO4J_URI: 'bolt://unused', KAFKA_BROKERS: 'unused:0', ...process.env });
+  const jwt = await signDevToken({
+    stateDir: c.stateDir,
+    issuer: c.auth.issuer,
+    audience: values.audience ?? c.auth.audience,
+    tenant: values.tenant,
+    sub: values.sub,
+    scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean),
+    ttlSeconds: parseTtl(values.ttl),
+    tenantClaim: c.auth.tenantClaim,
+    ...(values['act-sub'] ? { act: { sub: values['act-sub'] } } : {}),
+  });
+  process.stdout.write(`${jwt}\n`);
+  return 0;
+}
+
+async function withAdapters<T>(fn: (a: ReturnType<typeof connectAdapters>, c: Config) => Promise<T>): Promise<T> {
+  const c = config();
+  const a = connectAdapters(c, createLogger(c.log.level === 'info' ? 'warn' : c.log.level));
+  try {
+    return await fn(a, c);
+  } finally {
+    await a.ledger.close();
+    await a.store.close();
+  }
+}
+
+function rebuildCmd(): Promise<number> {
+  return withAdapters(async ({ store, ledger }, c) => {
+    await ledger.ensureTopics();
+    const tty = process.stderr.isTTY;
+    let last = 0;
+    const report = await rebuild(ledger, store, c.kafka.topic, c.kafka.batchMax, (n) => {
+      const now = Date.now();
+      if (now - last > 500) {
+        last = now;
+        process.stderr.write(tty ? `\rreplayed ${n} events…` : `replayed ${n} events\n`);
+      }
+    });
+    if (tty) process.stderr.write('\n');
+    process.stdout.write(
+      `events=${report.events} seconds=${report.seconds.toFixed(2)} events_per_s=${Math.round(report.eventsPerSecond)} nodes=${report.nodes} relationships=${report.relationships}\nstate-hash ${report.hash}\n`,
+    );
+    return 0;
+  });
+}
+
+function stateHash(): Promise<number> {
+  return withAdapters(async ({ store }) => {
+    const h = await store.stateHash();
+    process.stdout.write(`state-hash ${h.hash}\nnodes=${h.nodes} relationships=${h.relationships}\n`);
+    return 0;
+  });
+}
+
+function migrate(): Promise<number> {
+  return withAdapters(async ({ store, ledger }) => {
+    const { applied } = await store.migrate();
+    await ledger.ensureTopics();
+    process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
+    return 0;
+  });
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (e: unknown) => {
+    if (e instanceof ConfigError) process.stderr.write(`${e.message}\n`);
+    else if (isMuninnError(e)) process.stderr.write(`${e.code}: ${e.message}\n`);
+    else process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(e instanceof ConfigError ? 2 : 1);
+  },
+);

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import { load, type Config } from './config/index.ts';
+import { createLogger } from './adapters/logger.ts';
+import { CypherExecutor } from './adapters/neo4j/executor.ts';
+import { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
+import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
+import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
+import { ensureDevKeys } from './adapters/auth/dev-keys.ts';
+import { startApi, type RunningApi } from './api/server.ts';
+import { Projector } from './projector/projector.ts';
+import { ProjectionWaiter } from './records/waiter.ts';
+import { RecordsService } from './records/service.ts';
+import { referencePolicy } from './records/policy.ts';
+import { projectionStatus } from './records/projection-status.ts';
+import { systemClock } from './ports/clock.ts';
+import type { Logger } from './ports/logger.ts';
+
+/**
+ * The composition root: config → adapters → projector and API. The only module that wires adapters.
+ */
+export interface Muninn {
+  readonly config: Config;
+  readonly api: RunningApi | undefined;
+  readonly projector: Projector | undefined;
+  readonly store: Neo4jGraphStore;
+  readonly ledger: KafkaLedger;
+  stop(): Promise<void>;
+}
+
+export function connectAdapters(config: Config, logger: Logger): { store: Neo4jGraphStore; ledger: KafkaLedger } {
+  const store = new Neo4jGraphStore(CypherExecutor.connect(config.neo4j.uri, config.neo4j.user, config.neo4j.password, config.neo4j.database));
+  const ledger = new KafkaLedger({
+    brokers: config.kafka.brokers,
+    clientId: config.kafka.clientId,
+    topic: config.kafka.topic,
+    dlqTopic: config.kafka.dlqTopic,
+    partitions: config.kafka.partitions,
+    logger,
+  });
+  return { store, ledger };
+}
+
+export async function startMuninn(config: Config, logger: Logger = createLogger(config.log.level)): Promise<Muninn> {
+  const { store, ledger } = connectAdapters(config, logger);
+  try {
+    await store.migrate();
+    await ledger.ensureTopics();
+  } catch (e) {
+    await Promise.allSettled([store.close(), ledger.close()]);
+    throw e;
+  }
+  const waiter = new ProjectionWaiter(store, config.kafka.topic);
+
+  let projector: Projector | undefined;
+  if (config.role !== 'api') {
+    projector = new Projector({
+      ledger,
+      store,
+      topic: config.kafka.topic,
+      groupId: config.kafka.groupId,
+      logger,
+      onApplied: (p, o) => waiter.notify(p, o),
+    });
+    await projector.start();
+  }
+
+  let api: RunningApi | undefined;
+  if (config.role !== 'projector') {
+    if (config.env !== 'production' && config.auth.jwks.kind === 'file') await ensureDevKeys(config.stateDir);
+    const verifier = createJoseVerifier({
+      jwks: config.auth.jwks,
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+      algorithms: config.auth.algorithms,
+      clockSkewS: config.auth.clockSkewS,
+      tenantClaim: config.auth.tenantClaim,
+    });
+    const records = new RecordsService({
+      ledger,
+      store,
+      policy: referencePolicy,
+      clock: systemClock,
+      ids: { uuid: randomUUID },
+      waiter,
+      logger,
+      maxTextChars: config.http.limits.maxTextChars,
+      awaitTimeoutMs: config.http.awaitTimeoutMs,
+    });
+    const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
+    api = await startApi({
+      host: config.http.host,
+      port: config.http.port,
+      introspection: config.http.introspection,
+      limits: config.http.limits,
+      verifier,
+      logger,
+      services: { records, projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy) },
+      readiness: async () => {
+        const checks: Record<string, string> = {};
+        let ready = true;
+        try {
+          await store.ping();
+          checks['neo4j'] = 'ok';
+          const migrated = await store.migrationsApplied();
+          checks['migrations'] = migrated ? 'ok' : 'pending';
+          ready &&= migrated;
+        } catch {
+          checks['neo4j'] = 'unreachable';
+          ready = false;
+        }
+        checks['projector'] = projector ? projector.state.kind : 'external';
+        if (projector && projector.state.kind !== 'running') ready = false;
+        return { ready, checks };
+      },
+    });
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    config,
+    api,
+    projector,
+    store,
+    ledger,
+    stop: () =>
+      (stopping ??= (async () => {
+        await api?.stop();
+        waiter.close();
+        await projector?.stop();
+        await ledger.close();
+        await store.close();
+      })()),
+  };
+}
+
+/** Run until SIGINT/SIGTERM, then drain: stop accepting, finish the batch in flight, close. */
+export async function runUntilSignal(config: Config): Promise<void> {
+  const logger = createLogger(config.log.level);
+  const m = await startMuninn(config, logger);
+  logger.info({ role: config.role, url: m.api?.url }, 'muninn started');
+  await new Promise<void>((resolve) => {
+    const onSignal = (sig: string) => {
+      logger.info({ sig }, 'draining');
+      resolve();
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+  });
+  const hard = setTimeout(() => process.exit(1), 30_000);
+  hard.unref();
+  await m.stop();
+  logger.info({}, 'stopped');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  let config: Config;
+  try {
+    config = load();
+  } catch (e) {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  }
+  runUntilSignal(config).catch((e: unknown) => {
+    process.stderr.write(`muninn failed to start: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(1);
+  });
+}
