@@ -1,0 +1,85 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { inject } from 'vitest';
+import { load, type Config } from '../../src/config/index.ts';
+import { startMuninn, type Muninn } from '../../src/main.ts';
+import { signDevToken, ensureDevKeys } from '../../src/adapters/auth/dev-keys.ts';
+import { silentLogger } from '../../src/ports/logger.ts';
+
+/** The stack's endpoints, as the global setup found or started them. */
+export const endpoints = () => ({ NEO4J_URI: inject('neo4jUri'), KAFKA_BROKERS: inject('kafkaBrokers') });
+
+/** A config for a test: real servers, a private state dir (dev keys), port 0, optional overrides. */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  const stateDir = mkdtempSync(join(tmpdir(), 'muninn-test-'));
+  return load({ ...endpoints(), MUNINN_ENV: 'test', MUNINN_PORT: '0', MUNINN_STATE_DIR: stateDir, MUNINN_LOG_LEVEL: 'silent', ...overrides });
+}
+
+export interface TestApp {
+  readonly m: Muninn;
+  readonly url: string;
+  readonly config: Config;
+  token(o: { tenant: string; sub?: string; scopes?: string[]; ttlSeconds?: number; audience?: string }): Promise<string>;
+  gql<T = Record<string, unknown>>(token: string | undefined, query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>>;
+  stop(): Promise<void>;
+}
+
+export interface GqlResult<T> {
+  readonly status: number;
+  readonly data: T | null | undefined;
+  readonly errors: ReadonlyArray<{ message: string; extensions?: Record<string, unknown> }> | undefined;
+}
+
+export async function startApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+  const config = testConfig(overrides);
+  await ensureDevKeys(config.stateDir);
+  const m = await startMuninn(config, silentLogger);
+  const url = m.api!.url;
+  return {
+    m,
+    url,
+    config,
+    token: (o) =>
+      signDevToken({
+        stateDir: config.stateDir,
+        issuer: config.auth.issuer,
+        audience: o.audience ?? config.auth.audience,
+        tenant: o.tenant,
+        sub: o.sub ?? 'tester',
+        scopes: o.scopes ?? ['read', 'write'],
+        ttlSeconds: o.ttlSeconds ?? 600,
+      }),
+    gql: (token, query, variables) => gql(url, token, query, variables),
+    stop: () => m.stop(),
+  };
+}
+
+export async function gql<T>(url: string, token: string | undefined, query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify({ query, variables }),
+  });
+  const body = (await res.json()) as { data?: T; errors?: GqlResult<T>['errors'] };
+  return { status: res.status, data: body.data, errors: body.errors };
+}
+
+/** A tenant name no other test uses. */
+export const freshTenant = (prefix = 't'): string => `${prefix}-${randomUUID().slice(0, 8)}`;
+
+export const PROPOSE = `mutation P($input: ProposeInput!) { propose(input: $input) { outcome recordId version reason eventIds position } }`;
+export const REVISE = `mutation R($input: ReviseInput!) { revise(input: $input) { outcome recordId version reason eventIds position } }`;
+export const RETRACT = `mutation X($input: RetractInput!) { retract(input: $input) { outcome recordId version reason eventIds position } }`;
+
+export function proposal(o: Partial<Record<string, unknown>> = {}): Record<string, unknown> {
+  return {
+    namespace: 'acme/platform',
+    class: 'FACT',
+    statement: { subject: 'payments-api', predicate: 'uses', object: 'postgres', text: 'The payments API uses Postgres.' },
+    purpose: 'test',
+    idempotencyKey: randomUUID(),
+    ...o,
+  };
+}
