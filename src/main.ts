@@ -27,8 +27,13 @@ export interface Muninn {
   stop(): Promise<void>;
 }
 
-export function connectAdapters(config: Config, logger: Logger): { store: Neo4jGraphStore; ledger: KafkaLedger } {
-  const store = new Neo4jGraphStore(CypherExecutor.connect(config.neo4j.uri, config.neo4j.user, config.neo4j.password, config.neo4j.database));
+export function connectAdapters(
+  config: Config,
+  logger: Logger,
+): { store: Neo4jGraphStore; ledger: KafkaLedger } {
+  const store = new Neo4jGraphStore(
+    CypherExecutor.connect(config.neo4j.uri, config.neo4j.user, config.neo4j.password, config.neo4j.database),
+  );
   const ledger = new KafkaLedger({
     brokers: config.kafka.brokers,
     clientId: config.kafka.clientId,
@@ -40,7 +45,10 @@ export function connectAdapters(config: Config, logger: Logger): { store: Neo4jG
   return { store, ledger };
 }
 
-export async function startMuninn(config: Config, logger: Logger = createLogger(config.log.level)): Promise<Muninn> {
+export async function startMuninn(
+  config: Config,
+  logger: Logger = createLogger(config.log.level),
+): Promise<Muninn> {
   const { store, ledger } = connectAdapters(config, logger);
   try {
     await store.migrate();
@@ -94,7 +102,10 @@ export async function startMuninn(config: Config, logger: Logger = createLogger(
       limits: config.http.limits,
       verifier,
       logger,
-      services: { records, projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy) },
+      services: {
+        records,
+        projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
+      },
       readiness: async () => {
         const checks: Record<string, string> = {};
         let ready = true;

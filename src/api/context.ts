@@ -8,7 +8,10 @@ export interface ApiContext {
 }
 
 /** `Authorization: Bearer <jwt>` → Principal, or UNAUTHENTICATED (HTTP 401). Every operation needs one. */
-export async function authenticate(verifier: TokenVerifier, authorization: string | undefined): Promise<Principal> {
+export async function authenticate(
+  verifier: TokenVerifier,
+  authorization: string | undefined,
+): Promise<Principal> {
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   if (!m) throw gqlError('UNAUTHENTICATED', 'a bearer token is required', 401);
   try {

@@ -28,19 +28,30 @@ export function formatError(logger: Logger) {
       if (original.code === 'INTERNAL' || original.code === 'UNAVAILABLE') {
         logger.error({ code: original.code, err: describe(original) }, original.message);
       }
-      return { ...base, message: original.message, extensions: { ...original.details, code: original.code, retryable: original.retryable } };
+      return {
+        ...base,
+        message: original.message,
+        extensions: { ...original.details, code: original.code, retryable: original.retryable },
+      };
     }
     const code = formatted.extensions?.['code'];
     if (typeof code === 'string' && (ErrorCodes as readonly string[]).includes(code)) {
       const { http: _http, stacktrace: _s, ...rest } = formatted.extensions ?? {};
-      return { ...base, extensions: { ...rest, code, retryable: code === 'RATE_LIMITED' || code === 'UNAVAILABLE' } };
+      return {
+        ...base,
+        extensions: { ...rest, code, retryable: code === 'RATE_LIMITED' || code === 'UNAVAILABLE' },
+      };
     }
     if (typeof code === 'string' && REQUEST_ERRORS.has(code)) {
       return { ...base, extensions: { code: 'BAD_USER_INPUT' satisfies ErrorCode, retryable: false } };
     }
     const errorId = crypto.randomUUID();
     logger.error({ errorId, err: describe(original) }, 'internal error');
-    return { message: `internal error (${errorId})`, path: formatted.path, extensions: { code: 'INTERNAL', retryable: false, errorId } };
+    return {
+      message: `internal error (${errorId})`,
+      path: formatted.path,
+      extensions: { code: 'INTERNAL', retryable: false, errorId },
+    };
   };
 }
 

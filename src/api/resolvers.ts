@@ -19,7 +19,10 @@ const obj = (v: unknown): Args => (v && typeof v === 'object' ? (v as Args) : {}
 
 function asOfArg(v: unknown): AsOf {
   const a = obj(v);
-  return { validAt: (a['validAt'] as string | undefined) ?? undefined, knownAt: (a['knownAt'] as string | undefined) ?? undefined };
+  return {
+    validAt: (a['validAt'] as string | undefined) ?? undefined,
+    knownAt: (a['knownAt'] as string | undefined) ?? undefined,
+  };
 }
 
 /** GraphQL input → command input: drop transport options and nulls (GraphQL null = "not given"). */
@@ -30,7 +33,11 @@ function commandInput(v: unknown): { input: Args; wait: boolean } {
 function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls);
   if (v && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, dropNulls(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([, x]) => x !== null && x !== undefined)
+        .map(([k, x]) => [k, dropNulls(x)]),
+    );
   }
   return v;
 }
@@ -51,11 +58,14 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
     JSON: JSONScalar,
     Query: {
       record: async (_: unknown, a: Args, ctx: ApiContext) =>
-        withPrincipal(ctx.principal)(await s.records.record(ctx.principal, String(a['id']), asOfArg(a['asOf']))),
+        withPrincipal(ctx.principal)(
+          await s.records.record(ctx.principal, String(a['id']), asOfArg(a['asOf'])),
+        ),
       records: async (_: unknown, a: Args, ctx: ApiContext) => {
         const f = dropNulls(obj(a['filter'])) as Args;
         const first = Number(a['first'] ?? 50);
-        if (!Number.isInteger(first) || first < 1 || first > 500) throw badInput('first must be between 1 and 500');
+        if (!Number.isInteger(first) || first < 1 || first > 500)
+          throw badInput('first must be between 1 and 500');
         let aboutEntityIds: string[] | undefined;
         if (Array.isArray(f['about'])) {
           const found = await Promise.all(f['about'].map((ref) => s.records.entity(ctx.principal, ref)));
@@ -75,10 +85,15 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
           first,
           (a['after'] as string | null | undefined) ?? null,
         );
-        return { nodes: page.items.map((r) => ({ ...r, principal: ctx.principal })), pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage } };
+        return {
+          nodes: page.items.map((r) => ({ ...r, principal: ctx.principal })),
+          pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage },
+        };
       },
-      history: async (_: unknown, a: Args, ctx: ApiContext) => (await s.records.history(ctx.principal, String(a['id']))).map(revision),
-      entity: async (_: unknown, a: Args, ctx: ApiContext) => (await s.records.entity(ctx.principal, dropNulls(a['ref']))) ?? null,
+      history: async (_: unknown, a: Args, ctx: ApiContext) =>
+        (await s.records.history(ctx.principal, String(a['id']))).map(revision),
+      entity: async (_: unknown, a: Args, ctx: ApiContext) =>
+        (await s.records.entity(ctx.principal, dropNulls(a['ref']))) ?? null,
       projection: async (_: unknown, _a: Args, ctx: ApiContext) => {
         requireRead(ctx.principal);
         return s.projection();
@@ -108,7 +123,12 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       },
     },
     Record: {
-      statement: (r: RecordParent) => ({ subject: r.subject, predicate: r.predicate, object: r.object, text: r.text }),
+      statement: (r: RecordParent) => ({
+        subject: r.subject,
+        predicate: r.predicate,
+        object: r.object,
+        text: r.text,
+      }),
       sources: (r: RecordParent) => JSON.parse(r.sourcesJson) as unknown,
       ext: (r: RecordParent) => JSON.parse(r.extJson) as unknown,
       about: (r: RecordParent) => s.records.entitiesByIds(r.principal, r.about),

@@ -4,13 +4,15 @@ import { gqlError } from './errors.ts';
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 function parseInstant(v: unknown): string {
-  if (typeof v !== 'string' || !ISO.test(v)) throw gqlError('BAD_USER_INPUT', 'DateTime must be ISO-8601 with an offset, e.g. 2026-03-01T12:00:00Z');
+  if (typeof v !== 'string' || !ISO.test(v))
+    throw gqlError('BAD_USER_INPUT', 'DateTime must be ISO-8601 with an offset, e.g. 2026-03-01T12:00:00Z');
   const d = new Date(v);
   if (Number.isNaN(d.getTime())) throw gqlError('BAD_USER_INPUT', `invalid DateTime: ${v.slice(0, 40)}`);
   // Reject calendar overflow such as 2026-02-30 that Date would silently roll over.
   const [y, m, day] = v.slice(0, 10).split('-').map(Number);
   const check = new Date(Date.UTC(y!, m! - 1, day!));
-  if (check.getUTCMonth() !== m! - 1 || check.getUTCDate() !== day) throw gqlError('BAD_USER_INPUT', `invalid DateTime: ${v.slice(0, 40)}`);
+  if (check.getUTCMonth() !== m! - 1 || check.getUTCDate() !== day)
+    throw gqlError('BAD_USER_INPUT', `invalid DateTime: ${v.slice(0, 40)}`);
   return d.toISOString();
 }
 

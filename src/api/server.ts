@@ -34,7 +34,10 @@ export interface RunningApi {
 }
 
 export function buildSchema(services: ApiServices): GraphQLSchema {
-  return makeExecutableSchema({ typeDefs: readFileSync(SCHEMA_PATH, 'utf8'), resolvers: buildResolvers(services) });
+  return makeExecutableSchema({
+    typeDefs: readFileSync(SCHEMA_PATH, 'utf8'),
+    resolvers: buildResolvers(services),
+  });
 }
 
 /** One HTTP server: GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on /graphql, plus probes. */
@@ -57,7 +60,8 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
   const http = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
       log.error({ err: String(e) }, 'request failed');
-      if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL' } }] });
+      if (!res.headersSent)
+        sendJson(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL' } }] });
     });
   });
   http.requestTimeout = 60_000;
@@ -71,21 +75,32 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       return sendJson(res, r.ready ? 200 : 503, r);
     }
     if (url.pathname !== '/graphql') return sendJson(res, 404, { error: 'not found' });
-    if (req.method !== 'POST' && req.method !== 'GET') return sendJson(res, 405, { error: 'method not allowed' });
+    if (req.method !== 'POST' && req.method !== 'GET')
+      return sendJson(res, 405, { error: 'method not allowed' });
     const body = await readBody(req, o.limits.maxBodyBytes);
     if (body === 'too-large') {
-      return sendJson(res, 413, { errors: [{ message: `request body exceeds ${o.limits.maxBodyBytes} bytes`, extensions: { code: 'BAD_USER_INPUT' } }] });
+      return sendJson(res, 413, {
+        errors: [
+          {
+            message: `request body exceeds ${o.limits.maxBodyBytes} bytes`,
+            extensions: { code: 'BAD_USER_INPUT' },
+          },
+        ],
+      });
     }
     let parsed: unknown = undefined;
     if (req.method === 'POST') {
       try {
         parsed = body.length ? JSON.parse(body) : {};
       } catch {
-        return sendJson(res, 400, { errors: [{ message: 'request body is not JSON', extensions: { code: 'BAD_USER_INPUT' } }] });
+        return sendJson(res, 400, {
+          errors: [{ message: 'request body is not JSON', extensions: { code: 'BAD_USER_INPUT' } }],
+        });
       }
     }
     const headers = new HeaderMap();
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
+    for (const [k, v] of Object.entries(req.headers))
+      if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     const result = await apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method, headers, search: url.search, body: parsed },
       context: async () => ({ principal: await authenticate(o.verifier, req.headers.authorization) }),
@@ -129,11 +144,28 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
         try {
           document = parseWithLimits(payload.query, o.limits);
         } catch (e) {
-          return [e instanceof GraphQLError ? e : new GraphQLError('invalid query', { extensions: { code: 'BAD_USER_INPUT' } })];
+          return [
+            e instanceof GraphQLError
+              ? e
+              : new GraphQLError('invalid query', { extensions: { code: 'BAD_USER_INPUT' } }),
+          ];
         }
         const errors = validate(schema, document, [...specifiedRules, ...rules]);
-        if (errors.length) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT', ...e.extensions } }));
-        const cost = checkCost(schema, document, payload.variables ?? undefined, payload.operationName ?? undefined, o.limits.maxCost);
+        if (errors.length)
+          return errors.map(
+            (e) =>
+              new GraphQLError(e.message, {
+                nodes: e.nodes,
+                extensions: { code: 'BAD_USER_INPUT', ...e.extensions },
+              }),
+          );
+        const cost = checkCost(
+          schema,
+          document,
+          payload.variables ?? undefined,
+          payload.operationName ?? undefined,
+          o.limits.maxCost,
+        );
         if (cost) return [cost];
         return {
           schema,
@@ -177,7 +209,10 @@ function closeServer(s: Server): Promise<void> {
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const s = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(s) });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(s),
+  });
   res.end(s);
 }
 

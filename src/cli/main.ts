@@ -75,7 +75,10 @@ async function token(args: string[]): Promise<number> {
     audience: values.audience ?? c.auth.audience,
     tenant: values.tenant,
     sub: values.sub,
-    scopes: values.scopes.split(',').map((s) => s.trim()).filter(Boolean),
+    scopes: values.scopes
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     ttlSeconds: parseTtl(values.ttl),
     tenantClaim: c.auth.tenantClaim,
     ...(values['act-sub'] ? { act: { sub: values['act-sub'] } } : {}),
@@ -84,7 +87,9 @@ async function token(args: string[]): Promise<number> {
   return 0;
 }
 
-async function withAdapters<T>(fn: (a: ReturnType<typeof connectAdapters>, c: Config) => Promise<T>): Promise<T> {
+async function withAdapters<T>(
+  fn: (a: ReturnType<typeof connectAdapters>, c: Config) => Promise<T>,
+): Promise<T> {
   const c = config();
   const a = connectAdapters(c, createLogger(c.log.level === 'info' ? 'warn' : c.log.level));
   try {
@@ -127,7 +132,9 @@ function migrate(): Promise<number> {
   return withAdapters(async ({ store, ledger }) => {
     const { applied } = await store.migrate();
     await ledger.ensureTopics();
-    process.stdout.write(`migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`);
+    process.stdout.write(
+      `migrations applied: ${applied.length ? applied.join(', ') : 'none (up to date)'}\n`,
+    );
     return 0;
   });
 }

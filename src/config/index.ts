@@ -8,14 +8,12 @@ const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const csv = z
-  .string()
-  .transform((s) =>
-    s
-      .split(',')
-      .map((x) => x.trim())
-      .filter((x) => x.length > 0),
-  );
+const csv = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x.length > 0),
+);
 
 export const ConfigSchema = z
   .object({
@@ -95,7 +93,12 @@ export interface Config {
     readonly awaitTimeoutMs: number;
   };
   readonly log: { readonly level: Raw['MUNINN_LOG_LEVEL'] };
-  readonly neo4j: { readonly uri: string; readonly user: string; readonly password: string; readonly database: string };
+  readonly neo4j: {
+    readonly uri: string;
+    readonly user: string;
+    readonly password: string;
+    readonly database: string;
+  };
   readonly kafka: {
     readonly brokers: readonly string[];
     readonly clientId: string;
@@ -110,7 +113,8 @@ export interface Config {
     readonly audience: string;
     readonly handoffAudience: string;
     /** Exactly one JWKS source; in development, a file the `muninn token` command creates. */
-    readonly jwks: { readonly kind: 'url'; readonly url: string } | { readonly kind: 'file'; readonly path: string };
+    readonly jwks:
+      { readonly kind: 'url'; readonly url: string } | { readonly kind: 'file'; readonly path: string };
     readonly algorithms: readonly string[];
     readonly clockSkewS: number;
     readonly tenantClaim: string;
@@ -135,9 +139,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
   }
   const parsed = ConfigSchema.safeParse(input);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`),
-    );
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`));
   }
   const c = parsed.data;
   const config: Config = {

@@ -2,14 +2,7 @@ import { z } from 'zod';
 import { badInput } from './errors.ts';
 import { canonicalJson, MUNINN_NS, sha256Hex, uuidV5 } from './canonical.ts';
 import type { LedgerEvent, Envelope } from './events.ts';
-import {
-  Instant,
-  NamespacePath,
-  RecordClasses,
-  Sensitivities,
-  SourceSpan,
-  Statement,
-} from './model.ts';
+import { Instant, NamespacePath, RecordClasses, Sensitivities, SourceSpan, Statement } from './model.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -44,11 +37,25 @@ export const ProposeCommand = z
     purpose: Purpose,
     idempotencyKey: IdempotencyKey,
     changesetId: z.string().min(1).max(200).optional(),
-    ext: z.record(z.string().regex(/^[a-z][a-z0-9]*:[A-Za-z0-9_.-]+$/, 'extension keys are prefixed, e.g. swe:adr'), z.unknown()).default({}),
+    ext: z
+      .record(
+        z.string().regex(/^[a-z][a-z0-9]*:[A-Za-z0-9_.-]+$/, 'extension keys are prefixed, e.g. swe:adr'),
+        z.unknown(),
+      )
+      .default({}),
   })
-  .refine((c) => !c.validTo || !c.validFrom || c.validTo > c.validFrom, { message: 'validTo must be after validFrom', path: ['validTo'] })
-  .refine((c) => c.class !== 'DECISION' || !!c.rationale, { message: 'a DECISION needs a rationale', path: ['rationale'] })
-  .refine((c) => c.sources.every((s) => s.end >= s.start), { message: 'a span ends after it starts', path: ['sources'] });
+  .refine((c) => !c.validTo || !c.validFrom || c.validTo > c.validFrom, {
+    message: 'validTo must be after validFrom',
+    path: ['validTo'],
+  })
+  .refine((c) => c.class !== 'DECISION' || !!c.rationale, {
+    message: 'a DECISION needs a rationale',
+    path: ['rationale'],
+  })
+  .refine((c) => c.sources.every((s) => s.end >= s.start), {
+    message: 'a span ends after it starts',
+    path: ['sources'],
+  });
 export type ProposeCommand = z.infer<typeof ProposeCommand>;
 
 export const ReviseCommand = z
@@ -76,7 +83,11 @@ export const RetractCommand = z.object({
 export type RetractCommand = z.infer<typeof RetractCommand>;
 
 /** Validates `input` against `schema`; every problem becomes one BAD_USER_INPUT listing all of them. */
-export function parseCommand<S extends z.ZodType>(schema: S, input: unknown, maxTextChars?: number): z.infer<S> {
+export function parseCommand<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  maxTextChars?: number,
+): z.infer<S> {
   if (maxTextChars !== undefined) {
     const long = findLongString(input, maxTextChars);
     if (long) throw badInput(`${long} is longer than ${maxTextChars} characters`, { field: long });
@@ -145,7 +156,12 @@ export interface ResolvedEntity {
   readonly existingId: string | undefined;
 }
 
-export function decidePropose(ctx: DecideContext, cmd: ProposeCommand, resolved: readonly ResolvedEntity[], status: 'ACTIVE' | 'CANDIDATE'): LedgerEvent[] {
+export function decidePropose(
+  ctx: DecideContext,
+  cmd: ProposeCommand,
+  resolved: readonly ResolvedEntity[],
+  status: 'ACTIVE' | 'CANDIDATE',
+): LedgerEvent[] {
   const hash = commandHash('propose', cmd);
   const events: LedgerEvent[] = [];
   const about: string[] = [];

@@ -11,10 +11,22 @@ export function eventJsonSchemas(): Record<string, unknown> {
   for (const variant of LedgerEvent.options) {
     const type = variant.shape.type.value as EventType;
     const file = `events/${type}.v${CURRENT_VERSION[type]}.schema.json`;
-    files[file] = { $id: `urn:muninn:event:${type}:v${CURRENT_VERSION[type]}`, title: type, ...z.toJSONSchema(variant, opts) };
+    files[file] = {
+      $id: `urn:muninn:event:${type}:v${CURRENT_VERSION[type]}`,
+      title: type,
+      ...z.toJSONSchema(variant, opts),
+    };
   }
-  files['ledger-event.schema.json'] = { $id: 'urn:muninn:ledger-event', title: 'LedgerEvent', ...z.toJSONSchema(LedgerEvent, opts) };
-  files['wire-envelope.schema.json'] = { $id: 'urn:muninn:wire-envelope', title: 'WireEnvelope', ...z.toJSONSchema(WireEvent, opts) };
+  files['ledger-event.schema.json'] = {
+    $id: 'urn:muninn:ledger-event',
+    title: 'LedgerEvent',
+    ...z.toJSONSchema(LedgerEvent, opts),
+  };
+  files['wire-envelope.schema.json'] = {
+    $id: 'urn:muninn:wire-envelope',
+    title: 'WireEnvelope',
+    ...z.toJSONSchema(WireEvent, opts),
+  };
   return files;
 }
 

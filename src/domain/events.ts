@@ -129,8 +129,7 @@ export const WireEvent = Envelope.extend({
 });
 
 export type DecodeResult =
-  | { ok: true; event: LedgerEvent }
-  | { ok: false; reason: string; retryableAfterUpgrade: boolean };
+  { ok: true; event: LedgerEvent } | { ok: false; reason: string; retryableAfterUpgrade: boolean };
 
 /** Bytes from the topic → a typed event, or the reason it cannot be one. Never throws. */
 export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
@@ -141,7 +140,8 @@ export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
     return { ok: false, reason: 'not JSON', retryableAfterUpgrade: false };
   }
   const wire = WireEvent.safeParse(raw);
-  if (!wire.success) return { ok: false, reason: `bad envelope: ${summarize(wire.error)}`, retryableAfterUpgrade: false };
+  if (!wire.success)
+    return { ok: false, reason: `bad envelope: ${summarize(wire.error)}`, retryableAfterUpgrade: false };
   const type = wire.data.type;
   if (!(EventTypes as string[]).includes(type)) {
     return { ok: false, reason: `unknown event type ${type}`, retryableAfterUpgrade: true };
@@ -164,7 +164,8 @@ export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
     cur = { ...up(cur), schemaVersion: v + 1 };
   }
   const typed = LedgerEvent.safeParse(cur);
-  if (!typed.success) return { ok: false, reason: `bad ${type}: ${summarize(typed.error)}`, retryableAfterUpgrade: false };
+  if (!typed.success)
+    return { ok: false, reason: `bad ${type}: ${summarize(typed.error)}`, retryableAfterUpgrade: false };
   return { ok: true, event: typed.data };
 }
 

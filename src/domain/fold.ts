@@ -191,7 +191,11 @@ function guard(
 }
 
 /** Close the current revision at `at` and append `next` as the new current one. */
-function appendRevision(record: RecordState, at: string, next: Omit<RevisionState, 'retiredAt' | 'recordedAt'>): RecordState {
+function appendRevision(
+  record: RecordState,
+  at: string,
+  next: Omit<RevisionState, 'retiredAt' | 'recordedAt'>,
+): RecordState {
   const revisions = record.revisions.map((r, i) =>
     i === record.revisions.length - 1 ? { ...r, retiredAt: at } : r,
   );
@@ -205,7 +209,9 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
   const validTo = p.validTo === null ? g.current.validTo : typeof p.validTo === 'string' ? p.validTo : null;
   const validFrom = p.validFrom ?? g.current.validFrom;
   if (validTo !== null && validTo <= validFrom) {
-    return { receipt: receipt(e, 'REJECTED', p.recordId, g.current.version, 'validTo must be after validFrom') };
+    return {
+      receipt: receipt(e, 'REJECTED', p.recordId, g.current.version, 'validTo must be after validFrom'),
+    };
   }
   const version = g.current.version + 1;
   const record = appendRevision(g.record, e.recordedAt, {
@@ -246,7 +252,14 @@ function entityCreated(view: ProjectionView, e: EventOf<'EntityCreated'>): Effec
         aliases: union(existing.aliases, p.aliases),
         externalIds: union(existing.externalIds, p.externalIds),
       }
-    : { tenant: e.tenant, id: p.entityId, name: p.name, type: p.type, aliases: union([], p.aliases), externalIds: union([], p.externalIds) };
+    : {
+        tenant: e.tenant,
+        id: p.entityId,
+        name: p.name,
+        type: p.type,
+        aliases: union([], p.aliases),
+        externalIds: union([], p.externalIds),
+      };
   return { entity, receipt: receipt(e, 'ADMITTED', null, null, null) };
 }
 

@@ -98,7 +98,8 @@ export const SourceSpan = z.object({
 export type SourceSpan = z.infer<typeof SourceSpan>;
 
 /** Namespace `a/b/c` lies within `a/b` and `a/b/c` itself. */
-export const withinNamespace = (ns: string, root: string): boolean => ns === root || ns.startsWith(`${root}/`);
+export const withinNamespace = (ns: string, root: string): boolean =>
+  ns === root || ns.startsWith(`${root}/`);
 
 /** The ancestors of a namespace, nearest first, including itself: a/b/c → [a/b/c, a/b, a]. */
 export function namespaceChain(ns: string): string[] {

@@ -119,7 +119,13 @@ export interface GraphStore {
   checkpoints(topic: string): Promise<Checkpoint[]>;
   receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;
   record(scope: ReadScope, id: string, asOf?: AsOf): Promise<RecordView | undefined>;
-  records(scope: ReadScope, q: RecordQuery, asOf: AsOf, first: number, after: string | null): Promise<Page<RecordView>>;
+  records(
+    scope: ReadScope,
+    q: RecordQuery,
+    asOf: AsOf,
+    first: number,
+    after: string | null,
+  ): Promise<Page<RecordView>>;
   history(scope: ReadScope, id: string): Promise<RevisionView[]>;
   entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]>;
   findEntity(

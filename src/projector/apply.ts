@@ -1,5 +1,11 @@
 import { decodeEvent, type LedgerEvent } from '../domain/events.ts';
-import { evolve, type EntityState, type ProjectionView, type Receipt, type RecordState } from '../domain/fold.ts';
+import {
+  evolve,
+  type EntityState,
+  type ProjectionView,
+  type Receipt,
+  type RecordState,
+} from '../domain/fold.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import type { GraphStore, StateKeys } from '../ports/graph.ts';
 import type { DeadLetter, LedgerMessage } from '../ports/ledger.ts';
@@ -25,14 +31,27 @@ export interface ApplyResult {
 
 const k = (tenant: string, id: string): string => `${tenant}\u0000${id}`;
 
-export async function applyBatch(deps: ApplyDeps, partition: number, messages: readonly LedgerMessage[]): Promise<ApplyResult> {
+export async function applyBatch(
+  deps: ApplyDeps,
+  partition: number,
+  messages: readonly LedgerMessage[],
+): Promise<ApplyResult> {
   if (messages.length === 0) return { applied: 0, skipped: 0, deadLettered: 0, lastOffset: null };
   const decoded: Array<{ offset: bigint; event: LedgerEvent }> = [];
   const dead: DeadLetter[] = [];
   for (const m of messages) {
-    const r = m.value ? decodeEvent(m.value) : ({ ok: false, reason: 'empty message', retryableAfterUpgrade: false } as const);
+    const r = m.value
+      ? decodeEvent(m.value)
+      : ({ ok: false, reason: 'empty message', retryableAfterUpgrade: false } as const);
     if (r.ok) decoded.push({ offset: BigInt(m.offset), event: r.event });
-    else dead.push({ sourcePartition: partition, sourceOffset: m.offset, reason: r.reason, retryableAfterUpgrade: r.retryableAfterUpgrade, value: m.value });
+    else
+      dead.push({
+        sourcePartition: partition,
+        sourceOffset: m.offset,
+        reason: r.reason,
+        retryableAfterUpgrade: r.retryableAfterUpgrade,
+        value: m.value,
+      });
   }
   const lastOffset = BigInt(messages[messages.length - 1]!.offset);
   // Dead letters go out before the checkpoint passes them: a crash in between re-sends them (the DLQ key
@@ -43,7 +62,11 @@ export async function applyBatch(deps: ApplyDeps, partition: number, messages: r
 
   try {
     const res = await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, decoded, lastOffset));
-    return { ...res, deadLettered: [...deadOffsets].filter((o) => BigInt(o) > cp).length, lastOffset: String(lastOffset) };
+    return {
+      ...res,
+      deadLettered: [...deadOffsets].filter((o) => BigInt(o) > cp).length,
+      lastOffset: String(lastOffset),
+    };
   } catch (e) {
     if (isMuninnError(e) && e.retryable) throw e;
     // A deterministic failure inside the batch: isolate it by applying one event at a time.
@@ -130,7 +153,11 @@ async function foldInto(
         newReceipts.set(key, eff.receipt);
       }
     }
-    await tx.write({ records: [...dirtyRecords.values()], entities: [...dirtyEntities.values()], receipts: [...newReceipts.values()] });
+    await tx.write({
+      records: [...dirtyRecords.values()],
+      entities: [...dirtyEntities.values()],
+      receipts: [...newReceipts.values()],
+    });
   }
   if (lastOffset > cp) await tx.setCheckpoint(topic, partition, lastOffset);
   return { applied: todo.length, skipped };
@@ -142,8 +169,14 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
   const receipts = new Map<string, { tenant: string; idempotencyKey: string }>();
   for (const e of events) {
     receipts.set(k(e.tenant, e.idempotencyKey), { tenant: e.tenant, idempotencyKey: e.idempotencyKey });
-    if ('recordId' in e.payload) records.set(k(e.tenant, e.payload.recordId), { tenant: e.tenant, id: e.payload.recordId });
-    if (e.type === 'EntityCreated') entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
+    if ('recordId' in e.payload)
+      records.set(k(e.tenant, e.payload.recordId), { tenant: e.tenant, id: e.payload.recordId });
+    if (e.type === 'EntityCreated')
+      entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
   }
-  return { records: [...records.values()], entities: [...entities.values()], receipts: [...receipts.values()] };
+  return {
+    records: [...records.values()],
+    entities: [...entities.values()],
+    receipts: [...receipts.values()],
+  };
 }

@@ -51,8 +51,17 @@ export class Projector {
           batch.partition,
           batch.messages,
         );
-        if (res.deadLettered > 0) log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
-        log.debug({ partition: batch.partition, applied: res.applied, skipped: res.skipped, ms: Math.round(performance.now() - t0) }, 'batch applied');
+        if (res.deadLettered > 0)
+          log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
+        log.debug(
+          {
+            partition: batch.partition,
+            applied: res.applied,
+            skipped: res.skipped,
+            ms: Math.round(performance.now() - t0),
+          },
+          'batch applied',
+        );
         if (res.lastOffset !== null) this.o.onApplied?.(batch.partition, res.lastOffset);
       },
     });

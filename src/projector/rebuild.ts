@@ -27,7 +27,11 @@ export async function rebuild(
   const t0 = performance.now();
   let events = 0;
   await ledger.readAll(async (batch) => {
-    await applyBatch({ store, topic, deadLetter: (d) => ledger.deadLetter(d) }, batch.partition, batch.messages);
+    await applyBatch(
+      { store, topic, deadLetter: (d) => ledger.deadLetter(d) },
+      batch.partition,
+      batch.messages,
+    );
     events += batch.messages.length;
     progress(events);
   }, batchMax);

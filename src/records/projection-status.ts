@@ -26,7 +26,12 @@ export async function projectionStatus(
     const c = cp.get(o.partition) ?? -1n;
     const hw = BigInt(o.highWatermark);
     const lag = hw - (c + 1n);
-    return { partition: o.partition, checkpoint: String(c), highWatermark: String(hw), lag: Number(lag > 0n ? lag : 0n) };
+    return {
+      partition: o.partition,
+      checkpoint: String(c),
+      highWatermark: String(hw),
+      lag: Number(lag > 0n ? lag : 0n),
+    };
   });
   return { healthy: projectorHealthy(), partitions, totalLag: partitions.reduce((s, p) => s + p.lag, 0) };
 }

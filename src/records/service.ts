@@ -56,7 +56,10 @@ export class RecordsService {
     const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
     if (prior) return prior;
     const resolved: ResolvedEntity[] = await Promise.all(
-      cmd.about.map(async (ref) => ({ ref, existingId: (await this.d.store.findEntity(principal.tenant, ref))?.id })),
+      cmd.about.map(async (ref) => ({
+        ref,
+        existingId: (await this.d.store.findEntity(principal.tenant, ref))?.id,
+      })),
     );
     const events = decidePropose(this.ctx(principal), cmd, resolved, 'ACTIVE');
     return this.commit(principal, cmd.idempotencyKey, hash, events, wait);
@@ -69,7 +72,13 @@ export class RecordsService {
     if (prior) return prior;
     const current = await this.existing(principal, cmd.id, cmd.expectedVersion);
     await this.d.policy.checkWrite(principal, current.namespace);
-    return this.commit(principal, cmd.idempotencyKey, hash, [decideRevise(this.ctx(principal), cmd, current.namespace)], wait);
+    return this.commit(
+      principal,
+      cmd.idempotencyKey,
+      hash,
+      [decideRevise(this.ctx(principal), cmd, current.namespace)],
+      wait,
+    );
   }
 
   async retract(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
@@ -79,14 +88,26 @@ export class RecordsService {
     if (prior) return prior;
     const current = await this.existing(principal, cmd.id, cmd.expectedVersion);
     await this.d.policy.checkWrite(principal, current.namespace);
-    return this.commit(principal, cmd.idempotencyKey, hash, [decideRetract(this.ctx(principal), cmd, current.namespace)], wait);
+    return this.commit(
+      principal,
+      cmd.idempotencyKey,
+      hash,
+      [decideRetract(this.ctx(principal), cmd, current.namespace)],
+      wait,
+    );
   }
 
   async record(principal: Principal, id: string, asOf: AsOf): Promise<RecordView | undefined> {
     return this.d.store.record(await this.d.policy.readScope(principal, undefined), id, asOf);
   }
 
-  async records(principal: Principal, q: RecordQuery, asOf: AsOf, first: number, after: string | null): Promise<Page<RecordView>> {
+  async records(
+    principal: Principal,
+    q: RecordQuery,
+    asOf: AsOf,
+    first: number,
+    after: string | null,
+  ): Promise<Page<RecordView>> {
     const scope = await this.d.policy.readScope(principal, undefined);
     const cmdAbout = q.aboutEntityIds;
     return this.d.store.records(scope, { ...q, aboutEntityIds: cmdAbout }, asOf, first, after);
@@ -130,33 +151,68 @@ export class RecordsService {
     return { principal, now: this.d.clock.now(), newId: () => this.d.ids.uuid() };
   }
 
-  private async commit(principal: Principal, key: string, hash: string, events: LedgerEvent[], wait: boolean): Promise<WriteReceipt> {
+  private async commit(
+    principal: Principal,
+    key: string,
+    hash: string,
+    events: LedgerEvent[],
+    wait: boolean,
+  ): Promise<WriteReceipt> {
     const positions = await this.d.ledger.append(events);
     const last = positions[positions.length - 1]!;
     const primary = events[events.length - 1]!;
     const position = `${last.partition}:${last.offset}`;
     const eventIds = events.map((e) => e.eventId);
     const recordId = 'recordId' in primary.payload ? primary.payload.recordId : null;
-    this.d.logger.info({ op: primary.type, tenant: principal.tenant, eventId: primary.eventId, position }, 'appended');
-    const pending: WriteReceipt = { outcome: 'PENDING', recordId, version: null, reason: null, eventIds, position };
+    this.d.logger.info(
+      { op: primary.type, tenant: principal.tenant, eventId: primary.eventId, position },
+      'appended',
+    );
+    const pending: WriteReceipt = {
+      outcome: 'PENDING',
+      recordId,
+      version: null,
+      reason: null,
+      eventIds,
+      position,
+    };
     if (!wait) return pending;
     if (!(await this.d.waiter.waitFor(last.partition, last.offset, this.d.awaitTimeoutMs))) {
-      return { ...pending, reason: 'appended to the ledger; projection has not caught up within the await timeout' };
+      return {
+        ...pending,
+        reason: 'appended to the ledger; projection has not caught up within the await timeout',
+      };
     }
     const r = await this.d.store.receipt(principal.tenant, key);
     if (!r) return { ...pending, reason: 'projected, but no receipt was found' };
     if (r.eventId !== primary.eventId && r.commandHash !== hash) throw idempotencyConflict(key);
-    return settle(r, r.eventId === primary.eventId ? eventIds : [r.eventId], r.eventId === primary.eventId ? position : null);
+    return settle(
+      r,
+      r.eventId === primary.eventId ? eventIds : [r.eventId],
+      r.eventId === primary.eventId ? position : null,
+    );
   }
 }
 
 const idempotencyConflict = (key: string) =>
-  conflict(`idempotency key ${JSON.stringify(key)} was already used with a different input`, { idempotencyKey: key });
+  conflict(`idempotency key ${JSON.stringify(key)} was already used with a different input`, {
+    idempotencyKey: key,
+  });
 
 /** A receipt as the writer sees it; a version conflict is an error (CONFLICT) on every path. */
 function settle(r: Receipt, eventIds: readonly string[], position: string | null): WriteReceipt {
   if (r.outcome === 'CONFLICT') {
-    throw conflict(r.reason ?? 'version conflict', { currentVersion: r.version ?? -1, recordId: r.recordId ?? '' });
+    throw conflict(r.reason ?? 'version conflict', {
+      currentVersion: r.version ?? -1,
+      recordId: r.recordId ?? '',
+    });
   }
-  return { outcome: r.outcome, recordId: r.recordId, version: r.version, reason: r.reason, eventIds, position };
+  return {
+    outcome: r.outcome,
+    recordId: r.recordId,
+    version: r.version,
+    reason: r.reason,
+    eventIds,
+    position,
+  };
 }

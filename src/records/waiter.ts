@@ -49,7 +49,8 @@ export class ProjectionWaiter {
   }
 
   private wake(): void {
-    for (const w of [...this.waiters]) if ((this.applied.get(w.partition) ?? -1n) >= w.offset) w.resolve(true);
+    for (const w of [...this.waiters])
+      if ((this.applied.get(w.partition) ?? -1n) >= w.offset) w.resolve(true);
   }
 
   private schedule(): void {

@@ -1,10 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshTenant, PROPOSE, proposal, REVISE, RETRACT, startApp, type TestApp } from '../support/harness.ts';
+import {
+  freshTenant,
+  PROPOSE,
+  proposal,
+  REVISE,
+  RETRACT,
+  startApp,
+  type TestApp,
+} from '../support/harness.ts';
 
 const RECORD = `query Q($id: ID!, $asOf: AsOf) { record(id: $id, asOf: $asOf) { id version status validFrom validTo recordedAt retiredAt statement { text } about { name type } } }`;
 const HISTORY = `query H($id: ID!) { history(id: $id) { version status validFrom validTo recordedAt retiredAt statement { text } reason } }`;
 
-type Rec = { id: string; version: number; status: string; validFrom: string; validTo: string | null; recordedAt: string; retiredAt: string | null; statement: { text: string } };
+type Rec = {
+  id: string;
+  version: number;
+  status: string;
+  validFrom: string;
+  validTo: string | null;
+  recordedAt: string;
+  retiredAt: string | null;
+  statement: { text: string };
+};
 type Receipt = { outcome: string; recordId: string; version: number; eventIds: string[] };
 
 let app: TestApp;
@@ -25,8 +42,14 @@ describe('propose → read now', () => {
     expect(p.errors).toBeUndefined();
     expect(p.data?.propose.outcome).toBe('ADMITTED');
     expect(p.data?.propose.version).toBe(1);
-    const r = await app.gql<{ record: Rec & { about: Array<{ name: string }> } }>(token, RECORD, { id: p.data!.propose.recordId });
-    expect(r.data?.record).toMatchObject({ version: 1, status: 'ACTIVE', statement: { text: 'The payments API uses Postgres.' } });
+    const r = await app.gql<{ record: Rec & { about: Array<{ name: string }> } }>(token, RECORD, {
+      id: p.data!.propose.recordId,
+    });
+    expect(r.data?.record).toMatchObject({
+      version: 1,
+      status: 'ACTIVE',
+      statement: { text: 'The payments API uses Postgres.' },
+    });
     expect(r.data?.record.about.map((e) => e.name)).toEqual(['payments-api']);
   });
 });
@@ -37,17 +60,32 @@ describe('bi-temporal revisions', () => {
 
   beforeAll(async () => {
     const p = await app.gql<{ propose: Receipt }>(token, PROPOSE, {
-      input: proposal({ validFrom: '2024-01-01T00:00:00Z', statement: { subject: 'api', predicate: 'timeout', object: '30s', text: 'v1' } }),
+      input: proposal({
+        validFrom: '2024-01-01T00:00:00Z',
+        statement: { subject: 'api', predicate: 'timeout', object: '30s', text: 'v1' },
+      }),
     });
     id = p.data!.propose.recordId;
     await sleep(20);
     const r2 = await app.gql<{ revise: Receipt }>(token, REVISE, {
-      input: { id, expectedVersion: 1, statement: { subject: 'api', predicate: 'timeout', object: '45s', text: 'v2' }, purpose: 'test', idempotencyKey: `${id}-2` },
+      input: {
+        id,
+        expectedVersion: 1,
+        statement: { subject: 'api', predicate: 'timeout', object: '45s', text: 'v2' },
+        purpose: 'test',
+        idempotencyKey: `${id}-2`,
+      },
     });
     expect(r2.errors).toBeUndefined();
     await sleep(20);
     const r3 = await app.gql<{ revise: Receipt }>(token, REVISE, {
-      input: { id, expectedVersion: 2, validTo: '2025-01-01T00:00:00Z', purpose: 'test', idempotencyKey: `${id}-3` },
+      input: {
+        id,
+        expectedVersion: 2,
+        validTo: '2025-01-01T00:00:00Z',
+        purpose: 'test',
+        idempotencyKey: `${id}-3`,
+      },
     });
     expect(r3.errors).toBeUndefined();
     revs = (await app.gql<{ history: Rec[] }>(token, HISTORY, { id })).data!.history;
@@ -66,7 +104,8 @@ describe('bi-temporal revisions', () => {
   it('each (validAt, knownAt) point returns the right revision', async () => {
     const t = (s: string, deltaMs: number) => new Date(new Date(s).getTime() + deltaMs).toISOString();
     const [s1, s2, s3] = revs.map((r) => r.recordedAt) as [string, string, string];
-    const mid = (a: string, b: string) => new Date((new Date(a).getTime() + new Date(b).getTime()) / 2).toISOString();
+    const mid = (a: string, b: string) =>
+      new Date((new Date(a).getTime() + new Date(b).getTime()) / 2).toISOString();
     const table: Array<[string | undefined, string | undefined, number | null, string]> = [
       [undefined, undefined, 3, 'now'],
       ['2024-06-01T00:00:00Z', undefined, 3, 'valid mid-2024, as known now'],
@@ -92,7 +131,13 @@ describe('bi-temporal revisions', () => {
 
   it('a stale expectedVersion is refused with CONFLICT and writes nothing', async () => {
     const r = await app.gql(token, REVISE, {
-      input: { id, expectedVersion: 1, validFrom: '2024-02-01T00:00:00Z', purpose: 'test', idempotencyKey: `${id}-stale` },
+      input: {
+        id,
+        expectedVersion: 1,
+        validFrom: '2024-02-01T00:00:00Z',
+        purpose: 'test',
+        idempotencyKey: `${id}-stale`,
+      },
     });
     expect(r.errors?.[0]?.extensions?.['code']).toBe('CONFLICT');
     expect(r.errors?.[0]?.extensions?.['currentVersion']).toBe(3);
@@ -106,10 +151,15 @@ describe('retraction hides and keeps', () => {
     const ns = `acme/retract-${Date.now()}`;
     const p = await app.gql<{ propose: Receipt }>(token, PROPOSE, { input: proposal({ namespace: ns }) });
     const id = p.data!.propose.recordId;
-    const x = await app.gql<{ retract: Receipt }>(token, RETRACT, { input: { id, expectedVersion: 1, reason: 'wrong', idempotencyKey: `${id}-x` } });
+    const x = await app.gql<{ retract: Receipt }>(token, RETRACT, {
+      input: { id, expectedVersion: 1, reason: 'wrong', idempotencyKey: `${id}-x` },
+    });
     expect(x.errors).toBeUndefined();
     expect(x.data?.retract).toMatchObject({ outcome: 'RETRACTED', version: 2 });
-    const list = await app.gql<{ records: { nodes: Rec[] } }>(token, `query { records(filter: { namespace: "${ns}" }) { nodes { id } } }`);
+    const list = await app.gql<{ records: { nodes: Rec[] } }>(
+      token,
+      `query { records(filter: { namespace: "${ns}" }) { nodes { id } } }`,
+    );
     expect(list.errors).toBeUndefined();
     expect(list.data?.records.nodes).toEqual([]);
     const withRetracted = await app.gql<{ records: { nodes: Rec[] } }>(
@@ -138,16 +188,26 @@ describe('idempotency', () => {
   it('same key with another payload → CONFLICT', async () => {
     const input = proposal();
     await app.gql(token, PROPOSE, { input });
-    const b = await app.gql(token, PROPOSE, { input: { ...input, statement: { subject: 's', predicate: 'p', object: 'o', text: 'other' } } });
+    const b = await app.gql(token, PROPOSE, {
+      input: { ...input, statement: { subject: 's', predicate: 'p', object: 'o', text: 'other' } },
+    });
     expect(b.errors?.[0]?.extensions?.['code']).toBe('CONFLICT');
   });
 
   it('the same key raced by two writers before either is projected → one record, and a CONFLICT for the other payload', async () => {
     const key = `race-${Date.now()}`;
     const a = proposal({ idempotencyKey: key });
-    const b = proposal({ idempotencyKey: key, statement: { subject: 's', predicate: 'p', object: 'o', text: 'other' } });
-    const [ra, rb] = await Promise.all([app.gql<{ propose: Receipt }>(token, PROPOSE, { input: a }), app.gql<{ propose: Receipt }>(token, PROPOSE, { input: b })]);
-    const codes = [ra, rb].map((r) => (r.errors ? r.errors[0]!.extensions!['code'] : r.data!.propose.outcome)).sort();
+    const b = proposal({
+      idempotencyKey: key,
+      statement: { subject: 's', predicate: 'p', object: 'o', text: 'other' },
+    });
+    const [ra, rb] = await Promise.all([
+      app.gql<{ propose: Receipt }>(token, PROPOSE, { input: a }),
+      app.gql<{ propose: Receipt }>(token, PROPOSE, { input: b }),
+    ]);
+    const codes = [ra, rb]
+      .map((r) => (r.errors ? r.errors[0]!.extensions!['code'] : r.data!.propose.outcome))
+      .sort();
     expect(codes).toEqual(['ADMITTED', 'CONFLICT']);
   });
 });

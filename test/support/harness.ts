@@ -14,15 +14,32 @@ export const endpoints = () => ({ NEO4J_URI: inject('neo4jUri'), KAFKA_BROKERS: 
 /** A config for a test: real servers, a private state dir (dev keys), port 0, optional overrides. */
 export function testConfig(overrides: Record<string, string> = {}): Config {
   const stateDir = mkdtempSync(join(tmpdir(), 'muninn-test-'));
-  return load({ ...endpoints(), MUNINN_ENV: 'test', MUNINN_PORT: '0', MUNINN_STATE_DIR: stateDir, MUNINN_LOG_LEVEL: 'silent', ...overrides });
+  return load({
+    ...endpoints(),
+    MUNINN_ENV: 'test',
+    MUNINN_PORT: '0',
+    MUNINN_STATE_DIR: stateDir,
+    MUNINN_LOG_LEVEL: 'silent',
+    ...overrides,
+  });
 }
 
 export interface TestApp {
   readonly m: Muninn;
   readonly url: string;
   readonly config: Config;
-  token(o: { tenant: string; sub?: string; scopes?: string[]; ttlSeconds?: number; audience?: string }): Promise<string>;
-  gql<T = Record<string, unknown>>(token: string | undefined, query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>>;
+  token(o: {
+    tenant: string;
+    sub?: string;
+    scopes?: string[];
+    ttlSeconds?: number;
+    audience?: string;
+  }): Promise<string>;
+  gql<T = Record<string, unknown>>(
+    token: string | undefined,
+    query: string,
+    variables?: Record<string, unknown>,
+  ): Promise<GqlResult<T>>;
   stop(): Promise<void>;
 }
 
@@ -56,7 +73,12 @@ export async function startApp(overrides: Record<string, string> = {}): Promise<
   };
 }
 
-export async function gql<T>(url: string, token: string | undefined, query: string, variables?: Record<string, unknown>): Promise<GqlResult<T>> {
+export async function gql<T>(
+  url: string,
+  token: string | undefined,
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<GqlResult<T>> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -77,7 +99,12 @@ export function proposal(o: Partial<Record<string, unknown>> = {}): Record<strin
   return {
     namespace: 'acme/platform',
     class: 'FACT',
-    statement: { subject: 'payments-api', predicate: 'uses', object: 'postgres', text: 'The payments API uses Postgres.' },
+    statement: {
+      subject: 'payments-api',
+      predicate: 'uses',
+      object: 'postgres',
+      text: 'The payments API uses Postgres.',
+    },
     purpose: 'test',
     idempotencyKey: randomUUID(),
     ...o,

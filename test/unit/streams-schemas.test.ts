@@ -12,6 +12,7 @@ describe('streams/ JSON Schemas', () => {
   });
 
   it('there is one schema per event type', () => {
-    for (const t of EventTypes) expect(Object.keys(generated).some((f) => f.startsWith(`events/${t}.v`))).toBe(true);
+    for (const t of EventTypes)
+      expect(Object.keys(generated).some((f) => f.startsWith(`events/${t}.v`))).toBe(true);
   });
 });

@@ -70,7 +70,14 @@ export class KafkaLedger implements Ledger {
     if (topics.length) {
       try {
         await admin.createTopics({
-          topics: topics.map((t) => ({ ...t, replicationFactor: 1, configEntries: [{ name: 'cleanup.policy', value: 'delete' }, { name: 'retention.ms', value: '-1' }] })),
+          topics: topics.map((t) => ({
+            ...t,
+            replicationFactor: 1,
+            configEntries: [
+              { name: 'cleanup.policy', value: 'delete' },
+              { name: 'retention.ms', value: '-1' },
+            ],
+          })),
           waitForLeaders: true,
         });
       } catch (e) {
@@ -207,7 +214,9 @@ export class KafkaLedger implements Ledger {
           heartbeat,
         });
         const last = batch.messages[batch.messages.length - 1]!.offset;
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) }]);
+        await consumer.commitOffsets([
+          { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) },
+        ]);
       },
     });
     return {
@@ -225,7 +234,12 @@ export class KafkaLedger implements Ledger {
     const pending = new Set([...ends].filter(([, hw]) => hw > 0n).map(([p]) => p));
     if (pending.size === 0) return;
     const groupId = `muninn-rebuild-${process.pid}-${Date.now()}`;
-    const consumer = this.kafka.consumer({ groupId, allowAutoTopicCreation: false, maxBytesPerPartition: 16 * 1024 * 1024, maxBytes: 64 * 1024 * 1024 });
+    const consumer = this.kafka.consumer({
+      groupId,
+      allowAutoTopicCreation: false,
+      maxBytesPerPartition: 16 * 1024 * 1024,
+      maxBytes: 64 * 1024 * 1024,
+    });
     await consumer.connect();
     await consumer.subscribe({ topics: [this.o.topic], fromBeginning: true });
     let finish!: () => void;
@@ -244,7 +258,14 @@ export class KafkaLedger implements Ledger {
         for (let i = 0; i < msgs.length; i += maxBatch) {
           await onBatch({
             partition: batch.partition,
-            messages: msgs.slice(i, i + maxBatch).map((m) => ({ partition: batch.partition, offset: m.offset, key: m.key?.toString('utf8') ?? null, value: m.value })),
+            messages: msgs
+              .slice(i, i + maxBatch)
+              .map((m) => ({
+                partition: batch.partition,
+                offset: m.offset,
+                key: m.key?.toString('utf8') ?? null,
+                value: m.value,
+              })),
             heartbeat,
           });
         }
@@ -278,7 +299,10 @@ export class KafkaLedger implements Ledger {
         idempotent: true,
         maxInFlightRequests: 1,
         allowAutoTopicCreation: false,
-        createPartitioner: () => ({ topic: _topic, message, partitionMetadata }) => partitioner(partitionMetadata.length)(String(message.key)),
+        createPartitioner:
+          () =>
+          ({ topic: _topic, message, partitionMetadata }) =>
+            partitioner(partitionMetadata.length)(String(message.key)),
       });
       this.producerReady = producer.connect().then(
         () => {
@@ -322,7 +346,11 @@ function murmur2(data: Buffer): number {
   const length4 = length >> 2;
   for (let i = 0; i < length4; i++) {
     const i4 = i * 4;
-    let k = (data[i4]! & 0xff) + ((data[i4 + 1]! & 0xff) << 8) + ((data[i4 + 2]! & 0xff) << 16) + ((data[i4 + 3]! & 0xff) << 24);
+    let k =
+      (data[i4]! & 0xff) +
+      ((data[i4 + 1]! & 0xff) << 8) +
+      ((data[i4 + 2]! & 0xff) << 16) +
+      ((data[i4 + 3]! & 0xff) << 24);
     k = Math.imul(k, m);
     k ^= k >>> r;
     k = Math.imul(k, m);
@@ -342,4 +370,3 @@ function murmur2(data: Buffer): number {
   h ^= h >>> 15;
   return h | 0;
 }
-

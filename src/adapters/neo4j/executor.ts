@@ -1,4 +1,9 @@
-import neo4j, { type Driver, type ManagedTransaction, type QueryResult, type RecordShape } from 'neo4j-driver';
+import neo4j, {
+  type Driver,
+  type ManagedTransaction,
+  type QueryResult,
+  type RecordShape,
+} from 'neo4j-driver';
 import { MuninnError, isMuninnError } from '../../domain/errors.ts';
 
 /**
@@ -29,11 +34,19 @@ export class CypherExecutor {
     return new CypherExecutor(driver, database);
   }
 
-  async read<R extends RecordShape = RecordShape>(op: string, cypher: string, params: Params = {}): Promise<QueryResult<R>> {
+  async read<R extends RecordShape = RecordShape>(
+    op: string,
+    cypher: string,
+    params: Params = {},
+  ): Promise<QueryResult<R>> {
     return this.readTx(op, (tx) => tx.run<R>(cypher, params));
   }
 
-  async write<R extends RecordShape = RecordShape>(op: string, cypher: string, params: Params = {}): Promise<QueryResult<R>> {
+  async write<R extends RecordShape = RecordShape>(
+    op: string,
+    cypher: string,
+    params: Params = {},
+  ): Promise<QueryResult<R>> {
     return this.writeTx(op, (tx) => tx.run<R>(cypher, params));
   }
 
@@ -79,7 +92,9 @@ export class CypherExecutor {
       fn({ run: <R extends RecordShape>(cypher: string, params: Params = {}) => mtx.run<R>(cypher, params) });
     const config = { metadata: { op }, timeout: 120_000 };
     try {
-      return mode === 'READ' ? await session.executeRead(work, config) : await session.executeWrite(work, config);
+      return mode === 'READ'
+        ? await session.executeRead(work, config)
+        : await session.executeWrite(work, config);
     } catch (e) {
       throw mapError(e, op);
     } finally {

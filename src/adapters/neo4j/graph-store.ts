@@ -17,7 +17,7 @@ import type {
   RevisionView,
   StateKeys,
 } from '../../ports/graph.ts';
-import { CypherExecutor, type Tx } from './executor.ts';
+import { type CypherExecutor, type Tx } from './executor.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
@@ -53,17 +53,25 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async checkpoints(topic: string): Promise<Checkpoint[]> {
-    const res = await this.db.read('checkpoints.list', 'MATCH (c:Checkpoint {topic: $topic}) RETURN c.partition AS p, c.offset AS o ORDER BY p', {
-      topic,
-    });
+    const res = await this.db.read(
+      'checkpoints.list',
+      'MATCH (c:Checkpoint {topic: $topic}) RETURN c.partition AS p, c.offset AS o ORDER BY p',
+      {
+        topic,
+      },
+    );
     return res.records.map((r) => ({ topic, partition: Number(r.get('p')), offset: String(r.get('o')) }));
   }
 
   async receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined> {
-    const res = await this.db.read('receipt.get', 'MATCH (r:Receipt {tenant: $tenant, idempotencyKey: $key}) RETURN r', {
-      tenant,
-      key: idempotencyKey,
-    });
+    const res = await this.db.read(
+      'receipt.get',
+      'MATCH (r:Receipt {tenant: $tenant, idempotencyKey: $key}) RETURN r',
+      {
+        tenant,
+        key: idempotencyKey,
+      },
+    );
     const r = res.records[0];
     return r ? toReceipt(r.get('r').properties) : undefined;
   }
@@ -87,13 +95,25 @@ export class Neo4jGraphStore implements GraphStore {
          AND ($validAt IS NULL OR (v.validFrom <= $validAt AND coalesce(v.validTo, $eot) > $validAt))
        OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
        RETURN n, v, collect(e.id) AS about`,
-      { ...scopeParams(scope), id, knownAt: asOf.knownAt ?? END_OF_TIME, validAt: asOf.validAt ?? null, eot: END_OF_TIME },
+      {
+        ...scopeParams(scope),
+        id,
+        knownAt: asOf.knownAt ?? END_OF_TIME,
+        validAt: asOf.validAt ?? null,
+        eot: END_OF_TIME,
+      },
     );
     const r = res.records[0];
     return r ? toRecordView(r.get('n').properties, r.get('v').properties, r.get('about')) : undefined;
   }
 
-  async records(scope: ReadScope, q: RecordQuery, asOf: AsOf, first: number, after: string | null): Promise<Page<RecordView>> {
+  async records(
+    scope: ReadScope,
+    q: RecordQuery,
+    asOf: AsOf,
+    first: number,
+    after: string | null,
+  ): Promise<Page<RecordView>> {
     const current = !asOf.knownAt;
     const params = {
       ...scopeParams(scope),
@@ -111,9 +131,7 @@ export class Neo4jGraphStore implements GraphStore {
     };
     // Statuses default to what is believed now: not superseded, retracted, rejected or erased.
     // A world-time query (validAt) also admits SUPERSEDED: it was true then.
-    const statusDefault = asOf.validAt
-      ? ['ACTIVE', 'CONTESTED', 'SUPERSEDED']
-      : ['ACTIVE', 'CONTESTED'];
+    const statusDefault = asOf.validAt ? ['ACTIVE', 'CONTESTED', 'SUPERSEDED'] : ['ACTIVE', 'CONTESTED'];
     const revisionMatch = current
       ? 'WITH n, n AS v'
       : `MATCH (n)-[:HAS_REVISION]->(v:Revision)
@@ -152,10 +170,14 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]> {
-    const res = await this.db.read('entities.get', 'MATCH (e:Entity) WHERE e.tenant = $tenant AND e.id IN $ids RETURN e', {
-      tenant: scope.tenant,
-      ids,
-    });
+    const res = await this.db.read(
+      'entities.get',
+      'MATCH (e:Entity) WHERE e.tenant = $tenant AND e.id IN $ids RETURN e',
+      {
+        tenant: scope.tenant,
+        ids,
+      },
+    );
     return res.records.map((r) => toEntity(r.get('e').properties));
   }
 
@@ -197,10 +219,19 @@ export class Neo4jGraphStore implements GraphStore {
       ...rels.records.map(
         (r) =>
           'R' +
-          canonicalJson({ a: [r.get('la'), r.get('ta'), r.get('ka')], t: r.get('t'), p: r.get('p'), b: [r.get('lb'), r.get('tb'), r.get('kb')] }),
+          canonicalJson({
+            a: [r.get('la'), r.get('ta'), r.get('ka')],
+            t: r.get('t'),
+            p: r.get('p'),
+            b: [r.get('lb'), r.get('tb'), r.get('kb')],
+          }),
       ),
     ].sort();
-    return { hash: sha256Hex(lines.join('\n')), nodes: nodes.records.length, relationships: rels.records.length };
+    return {
+      hash: sha256Hex(lines.join('\n')),
+      nodes: nodes.records.length,
+      relationships: rels.records.length,
+    };
   }
 
   async wipe(): Promise<void> {
@@ -255,12 +286,17 @@ class Neo4jProjectionTx implements ProjectionTx {
           )
         : null,
       keys.entities.length
-        ? this.tx.run('UNWIND $keys AS k MATCH (e:Entity {tenant: k.tenant, id: k.id}) RETURN e', { keys: keys.entities })
+        ? this.tx.run('UNWIND $keys AS k MATCH (e:Entity {tenant: k.tenant, id: k.id}) RETURN e', {
+            keys: keys.entities,
+          })
         : null,
       keys.receipts.length
-        ? this.tx.run('UNWIND $keys AS k MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.idempotencyKey}) RETURN r', {
-            keys: keys.receipts,
-          })
+        ? this.tx.run(
+            'UNWIND $keys AS k MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.idempotencyKey}) RETURN r',
+            {
+              keys: keys.receipts,
+            },
+          )
         : null,
     ]);
     return {
@@ -361,7 +397,12 @@ function toRecordState(row: Neo4jRecord): RecordState {
   const vs = (row.get('vs') as Array<{ properties: Props }>).map((v) => v.properties);
   const revisions: RevisionState[] = vs.map((v) => ({
     version: Number(v['version']),
-    statement: { subject: str(v['subject']), predicate: str(v['predicate']), object: str(v['object']), text: str(v['text']) },
+    statement: {
+      subject: str(v['subject']),
+      predicate: str(v['predicate']),
+      object: str(v['object']),
+      text: str(v['text']),
+    },
     status: v['status'] as RevisionState['status'],
     validFrom: str(v['validFrom']),
     validTo: optStr(v['validTo']),

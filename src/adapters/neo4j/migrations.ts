@@ -56,8 +56,12 @@ export async function applyMigrations(db: CypherExecutor): Promise<string[]> {
 
 export async function migrationsApplied(db: CypherExecutor): Promise<boolean> {
   const all = await loadMigrations();
-  const res = await db.read<{ n: number }>('migrations.count', 'MATCH (m:Migration) WHERE m.id IN $ids RETURN count(m) AS n', {
-    ids: all.map((m) => m.id),
-  });
+  const res = await db.read<{ n: number }>(
+    'migrations.count',
+    'MATCH (m:Migration) WHERE m.id IN $ids RETURN count(m) AS n',
+    {
+      ids: all.map((m) => m.id),
+    },
+  );
   return res.records[0]?.get('n') === all.length;
 }
