@@ -258,14 +258,12 @@ export class KafkaLedger implements Ledger {
         for (let i = 0; i < msgs.length; i += maxBatch) {
           await onBatch({
             partition: batch.partition,
-            messages: msgs
-              .slice(i, i + maxBatch)
-              .map((m) => ({
-                partition: batch.partition,
-                offset: m.offset,
-                key: m.key?.toString('utf8') ?? null,
-                value: m.value,
-              })),
+            messages: msgs.slice(i, i + maxBatch).map((m) => ({
+              partition: batch.partition,
+              offset: m.offset,
+              key: m.key?.toString('utf8') ?? null,
+              value: m.value,
+            })),
             heartbeat,
           });
         }
