@@ -66,6 +66,8 @@ export async function startMuninn(
       store,
       topic: config.kafka.topic,
       groupId: config.kafka.groupId,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
+      batchMax: config.kafka.batchMax,
       logger,
       onApplied: (p, o) => waiter.notify(p, o),
     });

@@ -36,6 +36,7 @@ export const ConfigSchema = z
     MUNINN_LEDGER_PARTITIONS: int(1, 1024).default(3),
     MUNINN_PROJECTOR_GROUP: z.string().default('muninn-projector'),
     MUNINN_PROJECTOR_BATCH_MAX: int(1, 100_000).default(2000),
+    MUNINN_PROJECTOR_SESSION_TIMEOUT_MS: int(6000, 300_000).default(30_000),
 
     MUNINN_AUTH_ISSUER: z.string().min(1).default('muninn-dev'),
     MUNINN_AUTH_AUDIENCE: z.string().min(1).default('urn:muninn:api'),
@@ -107,6 +108,7 @@ export interface Config {
     readonly partitions: number;
     readonly groupId: string;
     readonly batchMax: number;
+    readonly sessionTimeoutMs: number;
   };
   readonly auth: {
     readonly issuer: string;
@@ -170,6 +172,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       partitions: c.MUNINN_LEDGER_PARTITIONS,
       groupId: c.MUNINN_PROJECTOR_GROUP,
       batchMax: c.MUNINN_PROJECTOR_BATCH_MAX,
+      sessionTimeoutMs: c.MUNINN_PROJECTOR_SESSION_TIMEOUT_MS,
     },
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,

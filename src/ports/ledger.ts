@@ -55,6 +55,8 @@ export interface Ledger {
    */
   consume(opts: {
     groupId: string;
+    /** How long the broker waits for a silent member before handing its partitions to another. */
+    sessionTimeoutMs: number;
     startAt: (partition: number) => Promise<string | null>;
     onBatch: (batch: LedgerBatch) => Promise<void>;
   }): Promise<LedgerSubscription>;

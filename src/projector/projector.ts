@@ -15,6 +15,9 @@ export interface ProjectorOptions {
   readonly store: GraphStore;
   readonly topic: string;
   readonly groupId: string;
+  readonly sessionTimeoutMs: number;
+  /** Events per graph transaction; a larger fetched batch is applied in chunks of this size. */
+  readonly batchMax: number;
   readonly logger: Logger;
   /** Called after each committed batch (in-process waiters wake up without polling). */
   readonly onApplied?: (partition: number, offset: string) => void;
@@ -41,28 +44,24 @@ export class Projector {
       const cp = (await this.o.store.checkpoints(this.o.topic)).find((c) => c.partition === partition);
       return cp ? String(BigInt(cp.offset) + 1n) : '0';
     };
+    const deps = { store: this.o.store, topic: this.o.topic, deadLetter: this.o.ledger.deadLetter.bind(this.o.ledger) };
     this.sub = await this.o.ledger.consume({
       groupId: this.o.groupId,
+      sessionTimeoutMs: this.o.sessionTimeoutMs,
       startAt,
       onBatch: async (batch) => {
-        const t0 = performance.now();
-        const res = await applyBatch(
-          { store: this.o.store, topic: this.o.topic, deadLetter: (d) => this.o.ledger.deadLetter(d) },
-          batch.partition,
-          batch.messages,
-        );
-        if (res.deadLettered > 0)
-          log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
-        log.debug(
-          {
-            partition: batch.partition,
-            applied: res.applied,
-            skipped: res.skipped,
-            ms: Math.round(performance.now() - t0),
-          },
-          'batch applied',
-        );
-        if (res.lastOffset !== null) this.o.onApplied?.(batch.partition, res.lastOffset);
+        for (let i = 0; i < batch.messages.length; i += this.o.batchMax) {
+          const t0 = performance.now();
+          const res = await applyBatch(deps, batch.partition, batch.messages.slice(i, i + this.o.batchMax));
+          if (res.deadLettered > 0)
+            log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
+          log.debug(
+            { partition: batch.partition, applied: res.applied, skipped: res.skipped, ms: Math.round(performance.now() - t0) },
+            'batch applied',
+          );
+          if (res.lastOffset !== null) this.o.onApplied?.(batch.partition, res.lastOffset);
+          await batch.heartbeat();
+        }
       },
     });
     this._state = { kind: 'running', since: new Date() };

@@ -166,14 +166,15 @@ export class KafkaLedger implements Ledger {
 
   async consume(opts: {
     groupId: string;
+    sessionTimeoutMs: number;
     startAt: (partition: number) => Promise<string | null>;
     onBatch: (batch: LedgerBatch) => Promise<void>;
   }): Promise<LedgerSubscription> {
     const consumer = this.kafka.consumer({
       groupId: opts.groupId,
       allowAutoTopicCreation: false,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+      sessionTimeout: opts.sessionTimeoutMs,
+      heartbeatInterval: Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)),
       maxBytesPerPartition: 4 * 1024 * 1024,
     });
     this.consumers.add(consumer);
@@ -199,7 +200,8 @@ export class KafkaLedger implements Ledger {
         // (e.g. the graph was rebuilt), rewind; skipping behind it is done inside the transaction.
         const next = await opts.startAt(batch.partition);
         const first = BigInt(batch.firstOffset() ?? batch.messages[0]!.offset);
-        if (next !== null && BigInt(next) < first) {
+        // If it is far behind (a new group), jump ahead instead of re-reading what is applied.
+        if (next !== null && (BigInt(next) < first || BigInt(next) > first + 1000n)) {
           consumer.seek({ topic: batch.topic, partition: batch.partition, offset: next });
           return;
         }

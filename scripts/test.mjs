@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// The whole test suite: static checks (types, lint, format, generated files) and every vitest project,
+// unit and integration, against real Neo4j and Kafka. Uses NEO4J_URI / KAFKA_BROKERS when both are set;
+// otherwise starts the local stack (scripts/stack.mjs) and stops what it started.
+// Ends with one plain line: `tests: N passed, N failed`.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { ensureStack } from './stack.mjs';
+
+const root = new URL('..', import.meta.url).pathname;
+const extra = process.argv.slice(2);
+const results = { passed: 0, failed: 0 };
+
+function run(name, cmd, args, env = {}) {
+  process.stderr.write(`\n── ${name}: ${cmd} ${args.join(' ')}\n`);
+  const r = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
+  return r.status === 0;
+}
+
+function check(name, cmd, args) {
+  if (run(name, cmd, args)) results.passed++;
+  else {
+    results.failed++;
+    process.stderr.write(`✗ ${name} failed\n`);
+  }
+}
+
+let stack;
+if (!process.env.NEO4J_URI || !process.env.KAFKA_BROKERS) {
+  stack = await ensureStack();
+  process.env.NEO4J_URI = stack.neo4jUri;
+  process.env.KAFKA_BROKERS = stack.kafkaBrokers;
+}
+
+try {
+  if (extra.length === 0) {
+    check('typecheck', 'npx', ['tsc', '--noEmit']);
+    check('lint', 'npx', ['eslint', '.']);
+    check('format', 'npx', ['prettier', '--check', '.']);
+    check('generated files', 'node', ['--import', 'tsx', 'scripts/gen.ts', '--check']);
+  }
+  mkdirSync(`${root}test-results`, { recursive: true });
+  const out = `${root}test-results/vitest.json`;
+  rmSync(out, { force: true });
+  run('vitest', 'npx', [
+    'vitest',
+    'run',
+    '--reporter=default',
+    '--reporter=json',
+    `--outputFile.json=${out}`,
+    ...extra,
+  ]);
+  try {
+    const report = JSON.parse(readFileSync(out, 'utf8'));
+    results.passed += report.numPassedTests;
+    results.failed += report.numFailedTests;
+    // A file that failed to load counts as a failure even though it ran no test.
+    results.failed += report.testResults.filter(
+      (f) => f.status === 'failed' && f.assertionResults.length === 0,
+    ).length;
+  } catch {
+    results.failed++;
+    process.stderr.write('✗ vitest produced no report\n');
+  }
+} finally {
+  await stack?.stop();
+}
+
+process.stdout.write(`tests: ${results.passed} passed, ${results.failed} failed\n`);
+process.exit(results.failed === 0 && results.passed > 0 ? 0 : 1);
