@@ -1,0 +1,211 @@
+// npm run bench:ledger — prints figures, asserts nothing.
+//  1. sustained `propose` throughput through GraphQL on loopback (await: false), closed loop;
+//  2. projection lag (append → applied) p50/p99 at 500 and 2,000 writes/s, open loop;
+//  3. rebuild speed over 100k events (BENCH_REBUILD_EVENTS), which EMPTIES the graph: it only runs when
+//     the graph holds no records or BENCH_ALLOW_WIPE=1.
+import { randomUUID } from 'node:crypto';
+import { cpus, tmpdir } from 'node:os';
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { load } from '../../src/config/index.ts';
+import { startMuninn } from '../../src/main.ts';
+import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
+import { silentLogger } from '../../src/ports/logger.ts';
+import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
+import { rebuild } from '../../src/projector/rebuild.ts';
+
+const suffix = randomUUID().slice(0, 8);
+const stateDir = mkdtempSync(join(tmpdir(), 'muninn-bench-'));
+const config = load({
+  ...process.env,
+  MUNINN_ENV: 'test',
+  MUNINN_PORT: '0',
+  MUNINN_STATE_DIR: stateDir,
+  MUNINN_LOG_LEVEL: 'silent',
+  MUNINN_LEDGER_TOPIC: `muninn.bench.${suffix}`,
+  MUNINN_DLQ_TOPIC: `muninn.bench.${suffix}.dlq`,
+  MUNINN_PROJECTOR_GROUP: `bench-${suffix}`,
+});
+await ensureDevKeys(stateDir);
+const m = await startMuninn(config, silentLogger);
+const url = m.api!.url;
+const tenants = Array.from({ length: 12 }, (_, i) => `bench-${i}`);
+const tokens = await Promise.all(
+  tenants.map((tenant) =>
+    signDevToken({
+      stateDir,
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+      tenant,
+      sub: 'bench',
+      scopes: ['read', 'write'],
+      ttlSeconds: 3600,
+    }),
+  ),
+);
+const MUTATION = 'mutation P($input: ProposeInput!) { propose(input: $input) { outcome position } }';
+let seq = 0;
+
+async function propose(): Promise<{ position: string; sentAt: number }> {
+  const i = seq++;
+  const sentAt = performance.now();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[i % tokens.length]}` },
+    body: JSON.stringify({
+      query: MUTATION,
+      variables: {
+        input: {
+          namespace: 'bench/load',
+          class: 'FACT',
+          statement: {
+            subject: `s${i}`,
+            predicate: 'is',
+            object: `o${i}`,
+            text: `Bench statement number ${i}.`,
+          },
+          purpose: 'bench',
+          idempotencyKey: `b-${suffix}-${i}`,
+          await: false,
+        },
+      },
+    }),
+  });
+  const body = (await res.json()) as { data?: { propose: { position: string } }; errors?: unknown };
+  if (!body.data) throw new Error(`propose failed: ${JSON.stringify(body.errors)}`);
+  return { position: body.data.propose.position, sentAt };
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
+};
+
+// 1. closed-loop throughput
+async function throughput(seconds: number, concurrency: number): Promise<number> {
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await propose();
+        n++;
+      }
+    }),
+  );
+  return n / seconds;
+}
+
+// 2. open-loop lag at a fixed rate
+async function lagAt(
+  rate: number,
+  seconds: number,
+): Promise<{ sent: number; achieved: number; p50: number; p99: number }> {
+  const pending: Array<{ partition: number; offset: bigint; sentAt: number }> = [];
+  const lags: number[] = [];
+  let polling = true;
+  const poller = (async () => {
+    while (polling || pending.length) {
+      const cps = new Map(
+        (await m.store.checkpoints(config.kafka.topic)).map((c) => [c.partition, BigInt(c.offset)]),
+      );
+      const now = performance.now();
+      for (let i = pending.length - 1; i >= 0; i--) {
+        const p = pending[i]!;
+        if ((cps.get(p.partition) ?? -1n) >= p.offset) {
+          lags.push(now - p.sentAt);
+          pending.splice(i, 1);
+        }
+      }
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  })();
+  const start = performance.now();
+  const total = rate * seconds;
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      propose().then(({ position, sentAt }) => {
+        const [p, o] = position.split(':');
+        pending.push({ partition: Number(p), offset: BigInt(o!), sentAt });
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  const elapsed = (performance.now() - start) / 1000;
+  polling = false;
+  await poller;
+  return { sent: total, achieved: total / elapsed, p50: pct(lags, 50), p99: pct(lags, 99) };
+}
+
+console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}`);
+await throughput(3, 32); // warm-up
+const tput = await throughput(10, 64);
+console.log(`propose (await=false) through GraphQL, 64 concurrent clients: ${Math.round(tput)} writes/s`);
+for (const rate of [500, 2000]) {
+  const r = await lagAt(rate, 10);
+  console.log(
+    `at ${rate} writes/s offered: ${Math.round(r.achieved)} writes/s achieved; projection lag p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
+  );
+}
+await m.stop();
+
+// 3. rebuild over 100k events (appended directly through the ledger port, then replayed)
+const REBUILD_EVENTS = Number(process.env['BENCH_REBUILD_EVENTS'] ?? 100_000);
+const { connectAdapters } = await import('../../src/main.ts');
+const a = connectAdapters(config, silentLogger);
+const existing = await a.store.db.read('bench.count', 'MATCH (n:Record) RETURN count(n) AS c');
+const records = Number(existing.records[0]?.get('c') ?? 0);
+if (records > 0 && process.env['BENCH_ALLOW_WIPE'] !== '1') {
+  console.log(
+    `rebuild: skipped — the graph holds ${records} records; rerun with BENCH_ALLOW_WIPE=1 to let the benchmark empty it`,
+  );
+} else {
+  const principal = {
+    iss: 'bench',
+    sub: 'bench',
+    tenant: 'bench-rebuild',
+    scopes: new Set(['write'] as const),
+    actors: [],
+    tokenId: undefined,
+    expiresAt: undefined,
+  };
+  const cmdBase = { namespace: 'bench/rebuild', class: 'FACT', purpose: 'bench' };
+  const have = (await a.ledger.offsets()).reduce((s, o) => s + Number(o.highWatermark), 0);
+  const t0 = performance.now();
+  for (let i = have; i < REBUILD_EVENTS; i += 1000) {
+    const events = [];
+    for (let j = i; j < Math.min(REBUILD_EVENTS, i + 1000); j++) {
+      const cmd = ProposeCommand.parse({
+        ...cmdBase,
+        statement: { subject: `s${j}`, predicate: 'is', object: `o${j}`, text: `Rebuild statement ${j}.` },
+        idempotencyKey: `r-${j}`,
+      });
+      events.push(
+        ...decidePropose(
+          {
+            principal: { ...principal, tenant: tenants[j % tenants.length]! },
+            now: new Date(),
+            newId: randomUUID,
+          },
+          cmd,
+          [],
+          'ACTIVE',
+        ),
+      );
+    }
+    await a.ledger.append(events);
+  }
+  const appendS = (performance.now() - t0) / 1000;
+  console.log(`appended ${REBUILD_EVENTS - have} events directly to the ledger in ${appendS.toFixed(1)} s`);
+  const r = await rebuild(a.ledger, a.store, config.kafka.topic, config.kafka.batchMax);
+  console.log(
+    `rebuild: ${r.events} events in ${r.seconds.toFixed(1)} s = ${Math.round(r.eventsPerSecond)} events/s (${r.nodes} nodes); state-hash ${r.hash.slice(0, 16)}…`,
+  );
+}
+await a.ledger.close();
+await a.store.close();
+process.exit(0);
