@@ -43,7 +43,13 @@ export function formatError(logger: Logger) {
       };
     }
     if (typeof code === 'string' && REQUEST_ERRORS.has(code)) {
-      return { ...base, extensions: { code: 'BAD_USER_INPUT' satisfies ErrorCode, retryable: false } };
+      // Apollo re-codes validation errors; keep the limit facts our rules attached, nothing else.
+      const { limit, max, actual } = formatted.extensions ?? {};
+      const limits = limit === undefined ? {} : { limit, max, ...(actual === undefined ? {} : { actual }) };
+      return {
+        ...base,
+        extensions: { ...limits, code: 'BAD_USER_INPUT' satisfies ErrorCode, retryable: false },
+      };
     }
     const errorId = crypto.randomUUID();
     logger.error({ errorId, err: describe(original) }, 'internal error');
