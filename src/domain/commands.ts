@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badInput } from './errors.ts';
 import { canonicalJson, MUNINN_NS, sha256Hex, uuidV5 } from './canonical.ts';
-import type { LedgerEvent, Envelope } from './events.ts';
+import type { EmbeddingCache, Envelope, LedgerEvent, RelationDecision } from './events.ts';
 import { Instant, NamespacePath, RecordClasses, Sensitivities, SourceSpan, Statement } from './model.ts';
 import type { Principal } from './principal.ts';
 
@@ -125,7 +125,7 @@ export interface DecideContext {
   readonly newId: () => string;
 }
 
-function envelope(
+export function envelope(
   ctx: DecideContext,
   cmd: { idempotencyKey: string; purpose: string; changesetId?: string | undefined },
   namespace: string,
@@ -156,12 +156,31 @@ export interface ResolvedEntity {
   readonly existingId: string | undefined;
 }
 
+/** What the ingest pipeline adds to a plain proposal: its decisions, recorded in the event. */
+export interface PipelineDecisions {
+  readonly status: 'ACTIVE' | 'CANDIDATE';
+  readonly confidence?: number;
+  readonly relation?: RelationDecision | null;
+  readonly reviewReasons?: readonly string[];
+  readonly flags?: readonly string[];
+  readonly embedding?: EmbeddingCache | null;
+  readonly entityEmbeddings?: ReadonlyMap<string, EmbeddingCache>;
+  readonly episodeId?: string | null;
+  readonly timeSource?: 'STATED' | 'INFERRED' | 'DEFAULTED';
+  readonly sameAs?: ReadonlyMap<string, { entityId: string; confidence: number }>;
+  /** Key suffix when one command proposes several records (episode ingest). */
+  readonly keySuffix?: string;
+}
+
 export function decidePropose(
   ctx: DecideContext,
   cmd: ProposeCommand,
   resolved: readonly ResolvedEntity[],
-  status: 'ACTIVE' | 'CANDIDATE',
+  decisions: PipelineDecisions | 'ACTIVE' | 'CANDIDATE',
 ): LedgerEvent[] {
+  const d: PipelineDecisions = typeof decisions === 'string' ? { status: decisions } : decisions;
+  const status = d.status;
+  const suffix = d.keySuffix ?? '';
   const hash = commandHash('propose', cmd);
   const events: LedgerEvent[] = [];
   const about: string[] = [];
@@ -175,7 +194,7 @@ export function decidePropose(
     const entityId = entityIdFor(ctx.principal.tenant, r.ref.type, name);
     about.push(entityId);
     events.push({
-      ...envelope(ctx, cmd, cmd.namespace, hash, `#entity:${entityId}`),
+      ...envelope(ctx, cmd, cmd.namespace, hash, `${suffix}#entity:${entityId}`),
       type: 'EntityCreated',
       schemaVersion: 1,
       payload: {
@@ -184,11 +203,13 @@ export function decidePropose(
         type: r.ref.type ?? null,
         aliases: r.ref.alias ? [r.ref.alias.toLowerCase()] : [],
         externalIds: r.ref.externalId ? [r.ref.externalId] : [],
+        sameAs: d.sameAs?.get(entityId) ?? null,
+        embedding: d.entityEmbeddings?.get(entityId) ?? null,
       },
     });
   }
   events.push({
-    ...envelope(ctx, cmd, cmd.namespace, hash),
+    ...envelope(ctx, cmd, cmd.namespace, hash, suffix),
     type: 'RecordProposed',
     schemaVersion: 1,
     payload: {
@@ -197,14 +218,19 @@ export function decidePropose(
       statement: cmd.statement,
       about: [...new Set(about)].sort(),
       sensitivity: cmd.sensitivity,
-      confidence: 0.5,
+      confidence: d.confidence ?? 0.5,
       validFrom: cmd.validFrom ?? ctx.now.toISOString(),
       validTo: cmd.validTo ?? null,
-      timeSource: cmd.validFrom ? 'STATED' : 'DEFAULTED',
+      timeSource: d.timeSource ?? (cmd.validFrom ? 'STATED' : 'DEFAULTED'),
       status,
       rationale: cmd.rationale ?? null,
       sources: cmd.sources,
       ext: cmd.ext,
+      episodeId: d.episodeId ?? null,
+      relation: d.relation ?? null,
+      reviewReasons: [...(d.reviewReasons ?? [])],
+      flags: [...(d.flags ?? [])],
+      embedding: d.embedding ?? null,
     },
   });
   return events;
@@ -221,6 +247,7 @@ export function decideRevise(ctx: DecideContext, cmd: ReviseCommand, namespace: 
       statement: cmd.statement ?? null,
       validFrom: cmd.validFrom ?? null,
       validTo: cmd.validTo ?? null,
+      embedding: null,
     },
   };
 }

@@ -50,6 +50,21 @@ export const Envelope = z.object({
 });
 export type Envelope = z.infer<typeof Envelope>;
 
+/** An embedding computed at ingest, carried so that replay reproduces it without re-running the model. */
+export const EmbeddingCache = z.object({
+  modelId: z.string().min(1).max(200),
+  vector: z.array(z.number()).min(1).max(4096),
+});
+export type EmbeddingCache = z.infer<typeof EmbeddingCache>;
+
+export const RelationDecision = z.object({
+  kind: z.enum(['EXTENDS', 'CONTRADICTS', 'SUPERSEDES']),
+  target: Id,
+  confidence: z.number().min(0).max(1),
+  reason: z.string().max(500),
+});
+export type RelationDecision = z.infer<typeof RelationDecision>;
+
 const RecordProposedV1 = z.object({
   recordId: Id,
   class: z.enum(RecordClasses),
@@ -65,6 +80,15 @@ const RecordProposedV1 = z.object({
   sources: z.array(SourceSpan).max(256),
   /** Domain extensions (`swe:`, `sec:` …), kept verbatim. */
   ext: z.record(z.string(), z.unknown()),
+  /** The episode the statement was extracted from, when it was. */
+  episodeId: Id.nullable().default(null),
+  /** The pipeline's relate decision against an existing record, recorded so replay never re-decides. */
+  relation: RelationDecision.nullable().default(null),
+  /** Why it waits for review (CANDIDATE), machine-readable codes with a short text each. */
+  reviewReasons: z.array(z.string().max(500)).max(32).default([]),
+  /** Screening flags carried with the record (pii:email, injection:override_instruction …). */
+  flags: z.array(z.string().max(100)).max(64).default([]),
+  embedding: EmbeddingCache.nullable().default(null),
 });
 
 const RecordRevisedV1 = z.object({
@@ -74,6 +98,7 @@ const RecordRevisedV1 = z.object({
   validFrom: Instant.nullable(),
   /** `null` leaves it unchanged; `{ open: true }` reopens it. */
   validTo: z.union([Instant, z.object({ open: z.literal(true) })]).nullable(),
+  embedding: EmbeddingCache.nullable().default(null),
 });
 
 const RecordRetractedV1 = z.object({
@@ -88,6 +113,61 @@ const EntityCreatedV1 = z.object({
   type: z.string().max(100).nullable(),
   aliases: z.array(z.string().min(1).max(500)).max(64),
   externalIds: z.array(z.string().min(1).max(500)).max(64),
+  /** Below the merge threshold: a new entity, tentatively the same as this one (for review). */
+  sameAs: z
+    .object({ entityId: Id, confidence: z.number().min(0).max(1) })
+    .nullable()
+    .default(null),
+  embedding: EmbeddingCache.nullable().default(null),
+});
+
+const RecordReinforcedV1 = z.object({
+  recordId: Id,
+  /** Provenance added by the repeat (set union with what the record has). */
+  sources: z.array(SourceSpan).max(256),
+  confidence: z.number().min(0).max(1),
+  reason: z.string().max(500),
+});
+
+const ProposalApprovedV1 = z.object({
+  recordId: Id,
+  expectedVersion: z.number().int().min(1),
+});
+
+const ProposalRejectedV1 = z.object({
+  recordId: Id,
+  expectedVersion: z.number().int().min(1),
+  reason: z.string().min(1).max(2000),
+});
+
+const EpisodeTurnV1 = z.object({
+  index: z.number().int().min(0),
+  role: z.string().min(1).max(50),
+  speaker: z.string().max(200).nullable(),
+  start: z.number().int().min(0),
+  end: z.number().int().min(0),
+  label: z.string().max(200).nullable(),
+});
+
+const EpisodeStoredV1 = z.object({
+  episodeId: Id,
+  source: z.string().min(1).max(200),
+  occurredAt: Instant,
+  /** The screened text: secrets are already replaced by SecretRefs and never reach the ledger. */
+  text: z.string().max(2_000_000),
+  turns: z.array(EpisodeTurnV1).max(10_000),
+  chunks: z
+    .array(
+      z.object({
+        index: z.number().int().min(0),
+        start: z.number().int().min(0),
+        end: z.number().int().min(0),
+      }),
+    )
+    .max(10_000),
+  sensitivity: z.enum(Sensitivities),
+  secretRefs: z.array(z.object({ ref: z.string(), kind: z.string() })).max(1000),
+  flags: z.array(z.string().max(100)).max(256),
 });
 
 const variant = <T extends string, P extends z.ZodType>(type: T, payload: P) =>
@@ -98,6 +178,10 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('RecordRevised', RecordRevisedV1),
   variant('RecordRetracted', RecordRetractedV1),
   variant('EntityCreated', EntityCreatedV1),
+  variant('RecordReinforced', RecordReinforcedV1),
+  variant('ProposalApproved', ProposalApprovedV1),
+  variant('ProposalRejected', ProposalRejectedV1),
+  variant('EpisodeStored', EpisodeStoredV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -111,6 +195,10 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   RecordRevised: 1,
   RecordRetracted: 1,
   EntityCreated: 1,
+  RecordReinforced: 1,
+  ProposalApproved: 1,
+  ProposalRejected: 1,
+  EpisodeStored: 1,
 };
 
 /**

@@ -1,4 +1,4 @@
-import type { LedgerEvent, EventOf } from './events.ts';
+import type { EmbeddingCache, EventOf, LedgerEvent } from './events.ts';
 import type {
   Outcome,
   RecordClass,
@@ -44,6 +44,38 @@ export interface RecordState {
   readonly proposedBy: string;
   /** Oldest first; the last one is current and has retiredAt === null. */
   readonly revisions: readonly RevisionState[];
+  /** Outgoing typed relations to other records (the pipeline's relate decisions). */
+  readonly relations: readonly RelationState[];
+  readonly reviewReasons: readonly string[];
+  readonly flags: readonly string[];
+  readonly embedding: EmbeddingCache | null;
+  readonly episodeId: string | null;
+  /** How many times a repeat of this statement reinforced it. */
+  readonly reinforcements: number;
+}
+
+export interface RelationState {
+  readonly type: 'EXTENDS' | 'CONTRADICTS' | 'SUPERSEDES';
+  readonly target: string;
+  readonly confidence: number;
+  readonly reason: string;
+  readonly eventId: string;
+  readonly recordedAt: string;
+}
+
+export interface EpisodeState {
+  readonly tenant: string;
+  readonly id: string;
+  readonly namespace: string;
+  readonly source: string;
+  readonly occurredAt: string;
+  readonly text: string;
+  readonly turns: EventOf<'EpisodeStored'>['payload']['turns'];
+  readonly chunks: EventOf<'EpisodeStored'>['payload']['chunks'];
+  readonly sensitivity: Sensitivity;
+  readonly secretRefs: EventOf<'EpisodeStored'>['payload']['secretRefs'];
+  readonly flags: readonly string[];
+  readonly recordedAt: string;
 }
 
 export interface EntityState {
@@ -53,6 +85,8 @@ export interface EntityState {
   readonly type: string | null;
   readonly aliases: readonly string[];
   readonly externalIds: readonly string[];
+  readonly sameAs: { readonly entityId: string; readonly confidence: number } | null;
+  readonly embedding: EmbeddingCache | null;
 }
 
 export interface Receipt {
@@ -72,12 +106,16 @@ export interface ProjectionView {
   record(tenant: string, id: string): RecordState | undefined;
   entity(tenant: string, id: string): EntityState | undefined;
   receipt(tenant: string, idempotencyKey: string): Receipt | undefined;
+  episode(tenant: string, id: string): EpisodeState | undefined;
 }
 
 /** What one event changes. `receipt` is absent for a redelivered command (same key, same input). */
 export interface Effect {
   readonly record?: RecordState;
+  /** Other records the event changed (a superseded or contested target). */
+  readonly others?: readonly RecordState[];
   readonly entity?: EntityState;
+  readonly episode?: EpisodeState;
   readonly receipt?: Receipt;
 }
 
@@ -99,6 +137,14 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return retracted(view, e);
     case 'EntityCreated':
       return entityCreated(view, e);
+    case 'RecordReinforced':
+      return reinforced(view, e);
+    case 'ProposalApproved':
+      return approved(view, e);
+    case 'ProposalRejected':
+      return rejected(view, e);
+    case 'EpisodeStored':
+      return episodeStored(view, e);
   }
 }
 
@@ -127,6 +173,20 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
   if (view.record(e.tenant, p.recordId)) {
     return { receipt: receipt(e, 'REJECTED', p.recordId, null, 'record id already exists') };
   }
+  const target = p.relation ? view.record(e.tenant, p.relation.target) : undefined;
+  const relations: RelationState[] =
+    p.relation && target
+      ? [
+          {
+            type: p.relation.kind,
+            target: p.relation.target,
+            confidence: p.relation.confidence,
+            reason: p.relation.reason,
+            eventId: e.eventId,
+            recordedAt: e.recordedAt,
+          },
+        ]
+      : [];
   const record: RecordState = {
     tenant: e.tenant,
     id: p.recordId,
@@ -155,9 +215,75 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
         reason: null,
       },
     ],
+    relations,
+    reviewReasons: p.reviewReasons,
+    flags: p.flags,
+    embedding: p.embedding,
+    episodeId: p.episodeId,
+    reinforcements: 0,
   };
-  const outcome: Outcome = p.status === 'CANDIDATE' ? 'QUEUED' : 'ADMITTED';
-  return { record, receipt: receipt(e, outcome, p.recordId, 1, null) };
+  if (p.status === 'CANDIDATE')
+    return { record, receipt: receipt(e, 'QUEUED', p.recordId, 1, p.reviewReasons.join('; ') || null) };
+  const act = activate(record, target, e);
+  return {
+    record: act.record,
+    others: act.others,
+    receipt: receipt(e, act.outcome, p.recordId, currentRevision(act.record).version, act.reason),
+  };
+}
+
+/**
+ * A record becomes active (at proposal or approval): its relate decision takes effect. SUPERSEDES closes
+ * the target's validity and marks it SUPERSEDED; CONTRADICTS marks both CONTESTED; EXTENDS only links.
+ */
+function activate(
+  record: RecordState,
+  target: RecordState | undefined,
+  e: LedgerEvent,
+): { record: RecordState; others: RecordState[]; outcome: Outcome; reason: string | null } {
+  const rel = record.relations[0];
+  const live = (r: RecordState) => ['ACTIVE', 'CONTESTED'].includes(currentRevision(r).status);
+  if (!rel || !target || !live(target)) return { record, others: [], outcome: 'ADMITTED', reason: null };
+  const t = currentRevision(target);
+  if (rel.type === 'SUPERSEDES') {
+    const from = currentRevision(record).validFrom;
+    const closeAt = from > t.validFrom ? from : t.validFrom;
+    const validTo = t.validTo !== null && t.validTo < closeAt ? t.validTo : closeAt;
+    const closed = appendRevision(target, e.recordedAt, {
+      ...t,
+      version: t.version + 1,
+      status: 'SUPERSEDED',
+      validTo,
+      eventId: e.eventId,
+      changesetId: e.changesetId,
+      reason: `superseded by ${record.id}`,
+    });
+    return { record, others: [closed], outcome: 'SUPERSEDED', reason: rel.reason };
+  }
+  if (rel.type === 'CONTRADICTS') {
+    const mine = appendInPlaceStatus(record, 'CONTESTED');
+    const others =
+      t.status === 'CONTESTED'
+        ? []
+        : [
+            appendRevision(target, e.recordedAt, {
+              ...t,
+              version: t.version + 1,
+              status: 'CONTESTED',
+              eventId: e.eventId,
+              changesetId: e.changesetId,
+              reason: `contradicted by ${record.id}`,
+            }),
+          ];
+    return { record: mine, others, outcome: 'CONTESTED', reason: rel.reason };
+  }
+  return { record, others: [], outcome: 'ADMITTED', reason: rel.reason };
+}
+
+/** Sets the status of the newest revision when it is being created by this very event (no history to keep). */
+function appendInPlaceStatus(record: RecordState, status: RecordStatus): RecordState {
+  const revs = record.revisions.slice(0, -1);
+  return { ...record, revisions: [...revs, { ...currentRevision(record), status }] };
 }
 
 /** Guards every change to an existing record: it must exist in this tenant and match expectedVersion. */
@@ -251,6 +377,7 @@ function entityCreated(view: ProjectionView, e: EventOf<'EntityCreated'>): Effec
         ...existing,
         aliases: union(existing.aliases, p.aliases),
         externalIds: union(existing.externalIds, p.externalIds),
+        embedding: existing.embedding ?? p.embedding,
       }
     : {
         tenant: e.tenant,
@@ -259,8 +386,105 @@ function entityCreated(view: ProjectionView, e: EventOf<'EntityCreated'>): Effec
         type: p.type,
         aliases: union([], p.aliases),
         externalIds: union([], p.externalIds),
+        sameAs:
+          p.sameAs && p.sameAs.entityId !== p.entityId && view.entity(e.tenant, p.sameAs.entityId)
+            ? p.sameAs
+            : null,
+        embedding: p.embedding,
       };
   return { entity, receipt: receipt(e, 'ADMITTED', null, null, null) };
 }
 
 const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])].sort();
+
+function reinforced(view: ProjectionView, e: EventOf<'RecordReinforced'>): Effect {
+  const p = e.payload;
+  const r = view.record(e.tenant, p.recordId);
+  if (!r) return { receipt: receipt(e, 'REJECTED', p.recordId, null, 'record not found') };
+  const cur = currentRevision(r);
+  if (['RETRACTED', 'REJECTED', 'ERASED', 'SUPERSEDED'].includes(cur.status)) {
+    return { receipt: receipt(e, 'REJECTED', p.recordId, cur.version, `record is ${cur.status}`) };
+  }
+  // Provenance is a set union; confidence only goes up. The claim itself is unchanged: no new revision.
+  const key = (x: SourceSpan) => `${x.episodeId}|${x.start}|${x.end}|${x.label ?? ''}`;
+  const seen = new Set(r.sources.map(key));
+  const added = p.sources.filter((x) => !seen.has(key(x)));
+  const record: RecordState = {
+    ...r,
+    sources: [...r.sources, ...added],
+    confidence: Math.max(r.confidence, p.confidence),
+    reinforcements: r.reinforcements + 1,
+  };
+  return { record, receipt: receipt(e, 'REINFORCED', p.recordId, cur.version, p.reason) };
+}
+
+function candidateGuard(
+  view: ProjectionView,
+  e: EventOf<'ProposalApproved'> | EventOf<'ProposalRejected'>,
+): { record: RecordState; current: RevisionState } | { rejected: Effect } {
+  const g = guard(view, e);
+  if ('rejected' in g) return g;
+  if (g.current.status !== 'CANDIDATE') {
+    const why = `proposal is ${g.current.status}, not waiting for review`;
+    return { rejected: { receipt: receipt(e, 'CONFLICT', e.payload.recordId, g.current.version, why) } };
+  }
+  return g;
+}
+
+function approved(view: ProjectionView, e: EventOf<'ProposalApproved'>): Effect {
+  const g = candidateGuard(view, e);
+  if ('rejected' in g) return g.rejected;
+  const opened = appendRevision(g.record, e.recordedAt, {
+    ...g.current,
+    version: g.current.version + 1,
+    status: 'ACTIVE',
+    eventId: e.eventId,
+    changesetId: e.changesetId,
+    reason: `approved by ${e.principal.sub}`,
+  });
+  const rel = opened.relations[0];
+  const act = activate(opened, rel ? view.record(e.tenant, rel.target) : undefined, e);
+  const version = currentRevision(act.record).version;
+  return {
+    record: act.record,
+    others: act.others,
+    receipt: receipt(e, act.outcome, e.payload.recordId, version, act.reason),
+  };
+}
+
+function rejected(view: ProjectionView, e: EventOf<'ProposalRejected'>): Effect {
+  const g = candidateGuard(view, e);
+  if ('rejected' in g) return g.rejected;
+  const version = g.current.version + 1;
+  const record = appendRevision(g.record, e.recordedAt, {
+    ...g.current,
+    version,
+    status: 'REJECTED',
+    eventId: e.eventId,
+    changesetId: e.changesetId,
+    reason: e.payload.reason,
+  });
+  return { record, receipt: receipt(e, 'REJECTED', e.payload.recordId, version, e.payload.reason) };
+}
+
+function episodeStored(view: ProjectionView, e: EventOf<'EpisodeStored'>): Effect {
+  const p = e.payload;
+  if (view.episode(e.tenant, p.episodeId)) {
+    return { receipt: receipt(e, 'DUPLICATE', null, null, 'episode already stored') };
+  }
+  const episode: EpisodeState = {
+    tenant: e.tenant,
+    id: p.episodeId,
+    namespace: e.namespace,
+    source: p.source,
+    occurredAt: p.occurredAt,
+    text: p.text,
+    turns: p.turns,
+    chunks: p.chunks,
+    sensitivity: p.sensitivity,
+    secretRefs: p.secretRefs,
+    flags: p.flags,
+    recordedAt: e.recordedAt,
+  };
+  return { episode, receipt: receipt(e, 'ADMITTED', null, null, null) };
+}

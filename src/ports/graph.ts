@@ -1,4 +1,4 @@
-import type { EntityState, Receipt, RecordState } from '../domain/fold.ts';
+import type { EntityState, EpisodeState, Receipt, RecordState } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 
 /** The caller's entitlement, compiled into every read query (filter before rank, count or order). */
@@ -86,18 +86,21 @@ export interface StateKeys {
   readonly records: ReadonlyArray<{ tenant: string; id: string }>;
   readonly entities: ReadonlyArray<{ tenant: string; id: string }>;
   readonly receipts: ReadonlyArray<{ tenant: string; idempotencyKey: string }>;
+  readonly episodes: ReadonlyArray<{ tenant: string; id: string }>;
 }
 
 export interface LoadedState {
   readonly records: readonly RecordState[];
   readonly entities: readonly EntityState[];
   readonly receipts: readonly Receipt[];
+  readonly episodes: readonly EpisodeState[];
 }
 
 export interface ProjectionWrite {
   readonly records: readonly RecordState[];
   readonly entities: readonly EntityState[];
   readonly receipts: readonly Receipt[];
+  readonly episodes: readonly EpisodeState[];
 }
 
 /** One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. */

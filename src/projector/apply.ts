@@ -1,11 +1,5 @@
 import { decodeEvent, type LedgerEvent } from '../domain/events.ts';
-import {
-  evolve,
-  type EntityState,
-  type ProjectionView,
-  type Receipt,
-  type RecordState,
-} from '../domain/fold.ts';
+import { MemoryState } from '../domain/memory-state.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import type { GraphStore, StateKeys } from '../ports/graph.ts';
 import type { DeadLetter, LedgerMessage } from '../ports/ledger.ts';
@@ -123,41 +117,9 @@ async function foldInto(
   const todo = decoded.filter((d) => d.offset > cp);
   const skipped = decoded.length - todo.length;
   if (todo.length > 0) {
-    const state = await tx.load(keysOf(todo.map((d) => d.event)));
-    const records = new Map(state.records.map((r) => [k(r.tenant, r.id), r]));
-    const entities = new Map(state.entities.map((e) => [k(e.tenant, e.id), e]));
-    const receipts = new Map(state.receipts.map((r) => [k(r.tenant, r.idempotencyKey), r]));
-    const dirtyRecords = new Map<string, RecordState>();
-    const dirtyEntities = new Map<string, EntityState>();
-    const newReceipts = new Map<string, Receipt>();
-    const view: ProjectionView = {
-      record: (t, id) => records.get(k(t, id)),
-      entity: (t, id) => entities.get(k(t, id)),
-      receipt: (t, key) => receipts.get(k(t, key)),
-    };
-    for (const { event } of todo) {
-      const eff = evolve(view, event);
-      if (eff.record) {
-        const key = k(eff.record.tenant, eff.record.id);
-        records.set(key, eff.record);
-        dirtyRecords.set(key, eff.record);
-      }
-      if (eff.entity) {
-        const key = k(eff.entity.tenant, eff.entity.id);
-        entities.set(key, eff.entity);
-        dirtyEntities.set(key, eff.entity);
-      }
-      if (eff.receipt) {
-        const key = k(eff.receipt.tenant, eff.receipt.idempotencyKey);
-        receipts.set(key, eff.receipt);
-        newReceipts.set(key, eff.receipt);
-      }
-    }
-    await tx.write({
-      records: [...dirtyRecords.values()],
-      entities: [...dirtyEntities.values()],
-      receipts: [...newReceipts.values()],
-    });
+    const state = new MemoryState(await loadWithTargets(tx, keysOf(todo.map((d) => d.event))));
+    for (const { event } of todo) state.apply(event);
+    await tx.write(state.changes());
   }
   if (lastOffset > cp) await tx.setCheckpoint(topic, partition, lastOffset);
   return { applied: todo.length, skipped };
@@ -167,16 +129,42 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
   const records = new Map<string, { tenant: string; id: string }>();
   const entities = new Map<string, { tenant: string; id: string }>();
   const receipts = new Map<string, { tenant: string; idempotencyKey: string }>();
+  const episodes = new Map<string, { tenant: string; id: string }>();
+  const rec = (tenant: string, id: string) => records.set(k(tenant, id), { tenant, id });
   for (const e of events) {
     receipts.set(k(e.tenant, e.idempotencyKey), { tenant: e.tenant, idempotencyKey: e.idempotencyKey });
-    if ('recordId' in e.payload)
-      records.set(k(e.tenant, e.payload.recordId), { tenant: e.tenant, id: e.payload.recordId });
-    if (e.type === 'EntityCreated')
+    if ('recordId' in e.payload) rec(e.tenant, e.payload.recordId);
+    if (e.type === 'RecordProposed' && e.payload.relation) rec(e.tenant, e.payload.relation.target);
+    if (e.type === 'EntityCreated') {
       entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
+      if (e.payload.sameAs)
+        entities.set(k(e.tenant, e.payload.sameAs.entityId), {
+          tenant: e.tenant,
+          id: e.payload.sameAs.entityId,
+        });
+    }
+    if (e.type === 'EpisodeStored')
+      episodes.set(k(e.tenant, e.payload.episodeId), { tenant: e.tenant, id: e.payload.episodeId });
   }
   return {
     records: [...records.values()],
     entities: [...entities.values()],
     receipts: [...receipts.values()],
+    episodes: [...episodes.values()],
   };
+}
+
+/** Loads the keys, then the targets of the loaded records' relations (an approval activates them). */
+async function loadWithTargets(tx: Parameters<Parameters<GraphStore['projection']>[0]>[0], keys: StateKeys) {
+  const first = await tx.load(keys);
+  const have = new Set(first.records.map((r) => k(r.tenant, r.id)));
+  const targets = new Map<string, { tenant: string; id: string }>();
+  for (const r of first.records) {
+    for (const rel of r.relations)
+      if (!have.has(k(r.tenant, rel.target)))
+        targets.set(k(r.tenant, rel.target), { tenant: r.tenant, id: rel.target });
+  }
+  if (targets.size === 0) return first;
+  const more = await tx.load({ records: [...targets.values()], entities: [], receipts: [], episodes: [] });
+  return { ...first, records: [...first.records, ...more.records] };
 }

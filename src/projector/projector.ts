@@ -44,7 +44,11 @@ export class Projector {
       const cp = (await this.o.store.checkpoints(this.o.topic)).find((c) => c.partition === partition);
       return cp ? String(BigInt(cp.offset) + 1n) : '0';
     };
-    const deps = { store: this.o.store, topic: this.o.topic, deadLetter: this.o.ledger.deadLetter.bind(this.o.ledger) };
+    const deps = {
+      store: this.o.store,
+      topic: this.o.topic,
+      deadLetter: this.o.ledger.deadLetter.bind(this.o.ledger),
+    };
     this.sub = await this.o.ledger.consume({
       groupId: this.o.groupId,
       sessionTimeoutMs: this.o.sessionTimeoutMs,
@@ -56,7 +60,12 @@ export class Projector {
           if (res.deadLettered > 0)
             log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
           log.debug(
-            { partition: batch.partition, applied: res.applied, skipped: res.skipped, ms: Math.round(performance.now() - t0) },
+            {
+              partition: batch.partition,
+              applied: res.applied,
+              skipped: res.skipped,
+              ms: Math.round(performance.now() - t0),
+            },
             'batch applied',
           );
           if (res.lastOffset !== null) this.o.onApplied?.(batch.partition, res.lastOffset);

@@ -118,8 +118,38 @@ export function mapError(e: unknown, op: string): MuninnError {
 }
 
 /** Labels and relationship types that may ever be interpolated into Cypher. Everything else is a parameter. */
-export const ALLOWED_LABELS = new Set(['Record', 'Revision', 'Entity', 'Receipt', 'Checkpoint', 'Migration']);
+export const ALLOWED_LABELS = new Set([
+  'Record',
+  'Revision',
+  'Entity',
+  'Receipt',
+  'Checkpoint',
+  'Migration',
+  'Episode',
+  'Chunk',
+]);
 export function label(name: string): string {
   if (!ALLOWED_LABELS.has(name)) throw new MuninnError('INTERNAL', `label not allow-listed: ${name}`);
+  return name;
+}
+
+export const ALLOWED_REL_TYPES = new Set([
+  'HAS_REVISION',
+  'ABOUT',
+  'SUPPORTS',
+  'CONTRADICTS',
+  'SUPERSEDES',
+  'EXTENDS',
+  'DERIVED_FROM',
+  'PART_OF',
+  'CAUSED_BY',
+  'APPLIES_TO',
+  'REFERENCES',
+  'DUPLICATE_OF',
+  'SAME_AS',
+]);
+export function relType(name: string): string {
+  if (!ALLOWED_REL_TYPES.has(name))
+    throw new MuninnError('INTERNAL', `relationship type not allow-listed: ${name}`);
   return name;
 }

@@ -1,6 +1,13 @@
 import type { Record as Neo4jRecord } from 'neo4j-driver';
 import { canonicalJson, sha256Hex } from '../../domain/canonical.ts';
-import type { EntityState, Receipt, RecordState, RevisionState } from '../../domain/fold.ts';
+import type {
+  EntityState,
+  EpisodeState,
+  Receipt,
+  RecordState,
+  RelationState,
+  RevisionState,
+} from '../../domain/fold.ts';
 import { currentRevision } from '../../domain/fold.ts';
 import { Sensitivities, type Sensitivity } from '../../domain/model.ts';
 import type {
@@ -17,10 +24,14 @@ import type {
   RevisionView,
   StateKeys,
 } from '../../ports/graph.ts';
-import { type CypherExecutor, type Tx } from './executor.ts';
+import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
+
+/** A node's stable key in the canonical dump (records, entities, episodes by id; revisions and chunks by parent). */
+const NODE_KEY = (v: string) =>
+  `coalesce(${v}.id, ${v}.recordId + '#' + toString(${v}.version), ${v}.episodeId + '#' + toString(${v}.index))`;
 
 /** The Cypher fragment that enforces a ReadScope on `n` (a Record). Parameters: $tenant, $roots, $labels. */
 const SCOPE_WHERE = `n.tenant = $tenant
@@ -204,15 +215,16 @@ export class Neo4jGraphStore implements GraphStore {
     // migration bookkeeping are not domain state.
     const nodes = await this.db.read(
       'state.nodes',
-      `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt
+      `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk
        RETURN labels(n) AS l, properties(n) AS p`,
     );
     const rels = await this.db.read(
       'state.rels',
-      `MATCH (a)-[r]->(b) WHERE (a:Record OR a:Revision OR a:Entity) AND (b:Record OR b:Revision OR b:Entity)
-       RETURN labels(a) AS la, a.tenant AS ta, coalesce(a.id, a.recordId + '#' + toString(a.version)) AS ka,
-              type(r) AS t, properties(r) AS p,
-              labels(b) AS lb, b.tenant AS tb, coalesce(b.id, b.recordId + '#' + toString(b.version)) AS kb`,
+      `MATCH (a)-[r]->(b)
+       WHERE (a:Record OR a:Revision OR a:Entity OR a:Episode OR a:Chunk)
+         AND (b:Record OR b:Revision OR b:Entity OR b:Episode OR b:Chunk)
+       RETURN labels(a) AS la, a.tenant AS ta, ${NODE_KEY('a')} AS ka, type(r) AS t, properties(r) AS p,
+              labels(b) AS lb, b.tenant AS tb, ${NODE_KEY('b')} AS kb`,
     );
     const lines = [
       ...nodes.records.map((r) => 'N' + canonicalJson({ l: [...r.get('l')].sort(), p: r.get('p') })),
@@ -238,7 +250,7 @@ export class Neo4jGraphStore implements GraphStore {
     for (;;) {
       const res = await this.db.write(
         'state.wipe',
-        `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint
+        `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint OR n:Episode OR n:Chunk
          WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c`,
       );
       if (Number(res.records[0]?.get('c') ?? 0) === 0) return;
@@ -275,43 +287,76 @@ class Neo4jProjectionTx implements ProjectionTx {
   }
 
   async load(keys: StateKeys): Promise<LoadedState> {
-    const [records, entities, receipts] = await Promise.all([
-      keys.records.length
-        ? this.tx.run(
-            `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
-             MATCH (n)-[:HAS_REVISION]->(v:Revision)
-             WITH n, v ORDER BY v.version
-             RETURN n, collect(v) AS vs`,
-            { keys: keys.records },
-          )
-        : null,
-      keys.entities.length
-        ? this.tx.run('UNWIND $keys AS k MATCH (e:Entity {tenant: k.tenant, id: k.id}) RETURN e', {
-            keys: keys.entities,
-          })
-        : null,
-      keys.receipts.length
-        ? this.tx.run(
-            'UNWIND $keys AS k MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.idempotencyKey}) RETURN r',
-            {
-              keys: keys.receipts,
-            },
-          )
-        : null,
+    const run = (cypher: string, rows: readonly object[]) =>
+      rows.length ? this.tx.run(cypher, { keys: rows }) : null;
+    const [records, entities, receipts, episodes] = await Promise.all([
+      run(
+        `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
+         RETURN n,
+           COLLECT { MATCH (n)-[:HAS_REVISION]->(v:Revision) RETURN v ORDER BY v.version } AS vs,
+           COLLECT { MATCH (n)-[r:EXTENDS|CONTRADICTS|SUPERSEDES]->(t:Record)
+                     RETURN {type: type(r), target: t.id, props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`,
+        keys.records,
+      ),
+      run(
+        `UNWIND $keys AS k MATCH (e:Entity {tenant: k.tenant, id: k.id})
+         OPTIONAL MATCH (e)-[s:SAME_AS]->(o:Entity) RETURN e, o.id AS sameAs, s.confidence AS sameAsConfidence`,
+        keys.entities,
+      ),
+      run(
+        'UNWIND $keys AS k MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.idempotencyKey}) RETURN r',
+        keys.receipts,
+      ),
+      run('UNWIND $keys AS k MATCH (ep:Episode {tenant: k.tenant, id: k.id}) RETURN ep', keys.episodes),
     ]);
     return {
       records: records?.records.map(toRecordState) ?? [],
-      entities: entities?.records.map((r) => toEntity(r.get('e').properties)) ?? [],
+      entities:
+        entities?.records.map((r) =>
+          toEntity(
+            r.get('e').properties,
+            r.get('sameAs')
+              ? { entityId: String(r.get('sameAs')), confidence: Number(r.get('sameAsConfidence')) }
+              : null,
+          ),
+        ) ?? [],
       receipts: receipts?.records.map((r) => toReceipt(r.get('r').properties)) ?? [],
+      episodes: episodes?.records.map((r) => toEpisode(r.get('ep').properties)) ?? [],
     };
   }
 
   async write(w: ProjectionWrite): Promise<void> {
+    if (w.episodes.length) {
+      await this.tx.run(
+        `UNWIND $rows AS e MERGE (ep:Episode {tenant: e.tenant, id: e.id}) SET ep += e.props
+         WITH ep, e UNWIND e.chunks AS c
+         MERGE (ch:Chunk {tenant: e.tenant, episodeId: e.id, index: c.index})
+         SET ch.start = c.start, ch.end = c.end, ch.text = substring(e.props.text, c.start, c.end - c.start)
+         MERGE (ch)-[:PART_OF]->(ep)`,
+        { rows: w.episodes.map(episodeRow) },
+      );
+    }
     if (w.entities.length) {
       await this.tx.run(
         `UNWIND $rows AS e MERGE (n:Entity {tenant: e.tenant, id: e.id})
-         SET n.name = e.name, n.type = e.type, n.aliases = e.aliases, n.externalIds = e.externalIds`,
-        { rows: w.entities.map((e) => ({ ...e, aliases: [...e.aliases], externalIds: [...e.externalIds] })) },
+         SET n.name = e.name, n.type = e.type, n.aliases = e.aliases, n.externalIds = e.externalIds,
+             n.embedding = e.embedding, n.embeddingModel = e.embeddingModel
+         WITH n, e WHERE e.sameAs IS NOT NULL
+         MATCH (o:Entity {tenant: e.tenant, id: e.sameAs.entityId})
+         MERGE (n)-[s:SAME_AS]->(o) SET s.confidence = e.sameAs.confidence, s.tentative = true`,
+        {
+          rows: w.entities.map((e) => ({
+            tenant: e.tenant,
+            id: e.id,
+            name: e.name,
+            type: e.type,
+            aliases: [...e.aliases],
+            externalIds: [...e.externalIds],
+            embedding: e.embedding?.vector ?? null,
+            embeddingModel: e.embedding?.modelId ?? null,
+            sameAs: e.sameAs,
+          })),
+        },
       );
     }
     if (w.records.length) {
@@ -325,11 +370,31 @@ class Neo4jProjectionTx implements ProjectionTx {
          SET v += rv
          MERGE (n)-[:HAS_REVISION]->(v)
          WITH DISTINCT n, r
-         UNWIND r.about AS eid
-         MATCH (e:Entity {tenant: r.tenant, id: eid})
-         MERGE (n)-[:ABOUT]->(e)`,
+         CALL (n, r) {
+           UNWIND r.about AS eid
+           MATCH (e:Entity {tenant: r.tenant, id: eid})
+           MERGE (n)-[:ABOUT]->(e)
+         }
+         WITH n, r WHERE r.props.episodeId IS NOT NULL
+         MATCH (ep:Episode {tenant: r.tenant, id: r.props.episodeId})
+         MERGE (n)-[:DERIVED_FROM]->(ep)`,
         { rows: w.records.map(recordRow) },
       );
+      // Relationship types cannot be parameters: one statement per allow-listed type.
+      for (const type of RELATION_TYPES) {
+        const rows = w.records.flatMap((r) =>
+          r.relations
+            .filter((x) => x.type === type)
+            .map((x) => ({ tenant: r.tenant, id: r.id, target: x.target, props: relationProps(x) })),
+        );
+        if (!rows.length) continue;
+        await this.tx.run(
+          `UNWIND $rows AS x
+           MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:Record {tenant: x.tenant, id: x.target})
+           MERGE (a)-[rel:${relType(type)}]->(b) SET rel += x.props`,
+          { rows },
+        );
+      }
     }
     if (w.receipts.length) {
       await this.tx.run(
@@ -338,6 +403,52 @@ class Neo4jProjectionTx implements ProjectionTx {
       );
     }
   }
+}
+
+const RELATION_TYPES = ['EXTENDS', 'CONTRADICTS', 'SUPERSEDES'] as const;
+
+const relationProps = (x: RelationState) => ({
+  confidence: x.confidence,
+  reason: x.reason,
+  eventId: x.eventId,
+  recordedAt: x.recordedAt,
+});
+
+function episodeRow(e: EpisodeState) {
+  return {
+    tenant: e.tenant,
+    id: e.id,
+    chunks: e.chunks.map((c) => ({ ...c })),
+    props: {
+      namespace: e.namespace,
+      source: e.source,
+      occurredAt: e.occurredAt,
+      text: e.text,
+      turnsJson: canonicalJson(e.turns),
+      chunksJson: canonicalJson(e.chunks),
+      sensitivity: e.sensitivity,
+      secretRefsJson: canonicalJson(e.secretRefs),
+      flags: [...e.flags],
+      recordedAt: e.recordedAt,
+    },
+  };
+}
+
+function toEpisode(p: Props): EpisodeState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    namespace: str(p['namespace']),
+    source: str(p['source']),
+    occurredAt: str(p['occurredAt']),
+    text: str(p['text']),
+    turns: JSON.parse(str(p['turnsJson'])) as EpisodeState['turns'],
+    chunks: JSON.parse(str(p['chunksJson'])) as EpisodeState['chunks'],
+    sensitivity: p['sensitivity'] as EpisodeState['sensitivity'],
+    secretRefs: JSON.parse(str(p['secretRefsJson'])) as EpisodeState['secretRefs'],
+    flags: (p['flags'] as string[] | undefined) ?? [],
+    recordedAt: str(p['recordedAt']),
+  };
 }
 
 /** RecordState → the Record node's properties (current revision denormalized) and its revisions. */
@@ -369,6 +480,12 @@ function recordRow(r: RecordState) {
       validTo: cur.validTo,
       recordedAt: cur.recordedAt,
       changesetId: cur.changesetId,
+      reviewReasons: [...r.reviewReasons],
+      flags: [...r.flags],
+      embedding: r.embedding?.vector ?? null,
+      embeddingModel: r.embedding?.modelId ?? null,
+      episodeId: r.episodeId,
+      reinforcements: r.reinforcements,
     },
     revisions: r.revisions.map((v) => ({
       version: v.version,
@@ -427,6 +544,21 @@ function toRecordState(row: Neo4jRecord): RecordState {
     createdAt: str(n['createdAt']),
     proposedBy: str(n['proposedBy']),
     revisions,
+    relations: (row.get('rels') as Array<{ type: string; target: string; props: Props }>).map((x) => ({
+      type: x.type as RelationState['type'],
+      target: x.target,
+      confidence: Number(x.props['confidence']),
+      reason: str(x.props['reason']),
+      eventId: str(x.props['eventId']),
+      recordedAt: str(x.props['recordedAt']),
+    })),
+    reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
+    flags: (n['flags'] as string[] | undefined) ?? [],
+    embedding: n['embedding']
+      ? { modelId: str(n['embeddingModel']), vector: (n['embedding'] as number[]).map(Number) }
+      : null,
+    episodeId: optStr(n['episodeId']),
+    reinforcements: Number(n['reinforcements'] ?? 0),
   };
 }
 
@@ -477,7 +609,7 @@ function toRevisionView(v: Props): RevisionView {
   };
 }
 
-function toEntity(p: Props): EntityState {
+function toEntity(p: Props, sameAs: EntityState['sameAs'] = null): EntityState {
   return {
     tenant: str(p['tenant']),
     id: str(p['id']),
@@ -485,6 +617,10 @@ function toEntity(p: Props): EntityState {
     type: optStr(p['type']),
     aliases: (p['aliases'] as string[] | undefined) ?? [],
     externalIds: (p['externalIds'] as string[] | undefined) ?? [],
+    sameAs,
+    embedding: p['embedding']
+      ? { modelId: str(p['embeddingModel']), vector: (p['embedding'] as number[]).map(Number) }
+      : null,
   };
 }
 

@@ -1,0 +1,100 @@
+import type { LedgerEvent } from './events.ts';
+import {
+  evolve,
+  type EntityState,
+  type EpisodeState,
+  type ProjectionView,
+  type Receipt,
+  type RecordState,
+} from './fold.ts';
+
+const k = (tenant: string, id: string): string => `${tenant}\u0000${id}`;
+
+/**
+ * Projected state held in memory: a ProjectionView that folds events and remembers what changed.
+ * The projector seeds one per batch from the graph; tests fold a whole log into one to know what the
+ * graph must hold.
+ */
+export class MemoryState implements ProjectionView {
+  private readonly records = new Map<string, RecordState>();
+  private readonly entities = new Map<string, EntityState>();
+  private readonly receipts = new Map<string, Receipt>();
+  private readonly episodes = new Map<string, EpisodeState>();
+  private readonly dirty = {
+    records: new Map<string, RecordState>(),
+    entities: new Map<string, EntityState>(),
+    receipts: new Map<string, Receipt>(),
+    episodes: new Map<string, EpisodeState>(),
+  };
+
+  constructor(seed?: {
+    records?: readonly RecordState[];
+    entities?: readonly EntityState[];
+    receipts?: readonly Receipt[];
+    episodes?: readonly EpisodeState[];
+  }) {
+    for (const r of seed?.records ?? []) this.records.set(k(r.tenant, r.id), r);
+    for (const e of seed?.entities ?? []) this.entities.set(k(e.tenant, e.id), e);
+    for (const r of seed?.receipts ?? []) this.receipts.set(k(r.tenant, r.idempotencyKey), r);
+    for (const e of seed?.episodes ?? []) this.episodes.set(k(e.tenant, e.id), e);
+  }
+
+  record = (tenant: string, id: string): RecordState | undefined => this.records.get(k(tenant, id));
+  entity = (tenant: string, id: string): EntityState | undefined => this.entities.get(k(tenant, id));
+  receipt = (tenant: string, key: string): Receipt | undefined => this.receipts.get(k(tenant, key));
+  episode = (tenant: string, id: string): EpisodeState | undefined => this.episodes.get(k(tenant, id));
+
+  apply(event: LedgerEvent): void {
+    const eff = evolve(this, event);
+    for (const r of [...(eff.record ? [eff.record] : []), ...(eff.others ?? [])])
+      this.put(this.records, this.dirty.records, k(r.tenant, r.id), r);
+    if (eff.entity)
+      this.put(this.entities, this.dirty.entities, k(eff.entity.tenant, eff.entity.id), eff.entity);
+    if (eff.episode)
+      this.put(this.episodes, this.dirty.episodes, k(eff.episode.tenant, eff.episode.id), eff.episode);
+    if (eff.receipt)
+      this.put(
+        this.receipts,
+        this.dirty.receipts,
+        k(eff.receipt.tenant, eff.receipt.idempotencyKey),
+        eff.receipt,
+      );
+  }
+
+  /** Everything the applied events changed, each once, in its final state. */
+  changes(): {
+    records: RecordState[];
+    entities: EntityState[];
+    receipts: Receipt[];
+    episodes: EpisodeState[];
+  } {
+    return {
+      records: [...this.dirty.records.values()],
+      entities: [...this.dirty.entities.values()],
+      receipts: [...this.dirty.receipts.values()],
+      episodes: [...this.dirty.episodes.values()],
+    };
+  }
+
+  /** Node counts by label, as the graph would hold them. */
+  counts(): Record<string, number> {
+    let revisions = 0;
+    let chunks = 0;
+    for (const r of this.records.values()) revisions += r.revisions.length;
+    for (const e of this.episodes.values()) chunks += e.chunks.length;
+    const out: Record<string, number> = {
+      Record: this.records.size,
+      Revision: revisions,
+      Entity: this.entities.size,
+      Receipt: this.receipts.size,
+      Episode: this.episodes.size,
+      Chunk: chunks,
+    };
+    return Object.fromEntries(Object.entries(out).filter(([, n]) => n > 0));
+  }
+
+  private put<T>(all: Map<string, T>, dirty: Map<string, T>, key: string, v: T): void {
+    all.set(key, v);
+    dirty.set(key, v);
+  }
+}
