@@ -8,9 +8,20 @@ import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevKeys } from './adapters/auth/dev-keys.ts';
 import { startApi, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
-import { ProjectionWaiter } from './records/waiter.ts';
+import { readFile } from 'node:fs/promises';
+import { ProjectionWaiter } from './adapters/projection-waiter.ts';
+import { createOnnxEmbedder } from './adapters/embedders/onnx-minilm.ts';
+import { createOpenAIEmbedder } from './adapters/embedders/openai.ts';
+import { createHashingEmbedder } from './adapters/embedders/hashing.ts';
+import { createChatExtractor } from './adapters/extractors/openai-chat.ts';
 import { RecordsService } from './records/service.ts';
-import { referencePolicy } from './records/policy.ts';
+import { referencePolicy } from './domain/reference-policy.ts';
+import { AdmissionPolicy, defaultAdmissionPolicy } from './domain/admission.ts';
+import { WriteService } from './ingest/write-service.ts';
+import { WriteBudget } from './ingest/budget.ts';
+import { defaultExtractor } from './ingest/extract-default.ts';
+import type { Embedder } from './ports/embedder.ts';
+import type { Extractor } from './ports/extractor.ts';
 import { projectionStatus } from './records/projection-status.ts';
 import { systemClock } from './ports/clock.ts';
 import type { Logger } from './ports/logger.ts';
@@ -45,6 +56,42 @@ export function connectAdapters(
   return { store, ledger };
 }
 
+export async function createEmbedder(config: Config): Promise<Embedder & { close?: () => Promise<void> }> {
+  const e = config.embedder;
+  if (e.kind === 'openai') {
+    return createOpenAIEmbedder({
+      baseUrl: e.url,
+      model: e.model,
+      dimensions: 384,
+      ...(e.apiKey ? { apiKey: e.apiKey } : {}),
+    });
+  }
+  if (e.kind === 'hashing') return createHashingEmbedder(384);
+  return createOnnxEmbedder(e.modelDir);
+}
+
+export function createExtractor(config: Config, logger: Logger): Extractor {
+  const x = config.extractor;
+  if (x.kind === 'default') return defaultExtractor;
+  return createChatExtractor({
+    baseUrl: x.url,
+    model: x.model,
+    logger,
+    ...(x.escalationModel ? { escalationModel: x.escalationModel } : {}),
+    ...(x.apiKey ? { apiKey: x.apiKey } : {}),
+  });
+}
+
+export async function loadAdmissionPolicy(file: string | undefined): Promise<AdmissionPolicy> {
+  if (!file) return defaultAdmissionPolicy;
+  const parsed = AdmissionPolicy.safeParse(JSON.parse(await readFile(file, 'utf8')));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid admission policy ${file}: ${problems}`);
+  }
+  return parsed.data;
+}
+
 export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
@@ -75,6 +122,7 @@ export async function startMuninn(
   }
 
   let api: RunningApi | undefined;
+  let embedder: (Embedder & { close?: () => Promise<void> }) | undefined;
   if (config.role !== 'projector') {
     if (config.env !== 'production' && config.auth.jwks.kind === 'file') await ensureDevKeys(config.stateDir);
     const verifier = createJoseVerifier({
@@ -85,13 +133,24 @@ export async function startMuninn(
       clockSkewS: config.auth.clockSkewS,
       tenantClaim: config.auth.tenantClaim,
     });
-    const records = new RecordsService({
+    const admission = await loadAdmissionPolicy(config.policyFile);
+    embedder = await createEmbedder(config);
+    const records = new RecordsService(store, referencePolicy);
+    const writes = new WriteService({
       ledger,
       store,
       policy: referencePolicy,
+      admission,
+      budget: new WriteBudget(
+        systemClock,
+        admission.budgets.perWriterPerNamespace,
+        admission.budgets.perNamespace,
+      ),
+      embedder,
+      extractor: createExtractor(config, logger),
       clock: systemClock,
       ids: { uuid: randomUUID },
-      waiter,
+      projection: waiter,
       logger,
       maxTextChars: config.http.limits.maxTextChars,
       awaitTimeoutMs: config.http.awaitTimeoutMs,
@@ -106,6 +165,7 @@ export async function startMuninn(
       logger,
       services: {
         records,
+        writes,
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
       },
       readiness: async () => {
@@ -142,6 +202,7 @@ export async function startMuninn(
         await projector?.stop();
         await ledger.close();
         await store.close();
+        await embedder?.close?.();
       })()),
   };
 }

@@ -2,6 +2,8 @@ import type { IResolvers } from '@graphql-tools/utils';
 import type { Principal } from '../domain/principal.ts';
 import type { AsOf, RecordView, RevisionView } from '../ports/graph.ts';
 import type { RecordsService } from '../records/service.ts';
+import type { WriteService } from '../ingest/write-service.ts';
+import type { Proposal } from '../ports/graph.ts';
 import type { ProjectionStatus } from '../records/projection-status.ts';
 import { badInput, forbidden } from '../domain/errors.ts';
 import { hasScope } from '../domain/principal.ts';
@@ -11,6 +13,7 @@ import { DateTime, JSONScalar } from './scalars.ts';
 /** What the resolvers need; wired by main.ts. The API never sees an adapter. */
 export interface ApiServices {
   readonly records: RecordsService;
+  readonly writes: WriteService;
   readonly projection: () => Promise<ProjectionStatus>;
 }
 
@@ -94,6 +97,19 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         (await s.records.history(ctx.principal, String(a['id']))).map(revision),
       entity: async (_: unknown, a: Args, ctx: ApiContext) =>
         (await s.records.entity(ctx.principal, dropNulls(a['ref']))) ?? null,
+      reviewQueue: async (_: unknown, a: Args, ctx: ApiContext) => {
+        const first = pageSize(a['first']);
+        const page = await s.records.reviewQueue(
+          ctx.principal,
+          String(a['namespace']),
+          first,
+          (a['after'] as string | null | undefined) ?? null,
+        );
+        return {
+          nodes: page.items.map((p) => proposal(p, ctx.principal)),
+          pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage },
+        };
+      },
       projection: async (_: unknown, _a: Args, ctx: ApiContext) => {
         requireRead(ctx.principal);
         return s.projection();
@@ -102,18 +118,34 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
     Mutation: {
       propose: (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
-        return s.records.propose(ctx.principal, input, wait);
+        return s.writes.propose(ctx.principal, input, wait);
       },
       revise: (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
-        return s.records.revise(ctx.principal, input, wait);
+        return s.writes.revise(ctx.principal, input, wait);
+      },
+      ingestEpisode: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.writes.ingestEpisode(ctx.principal, input, wait);
+      },
+      approve: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.writes.approve(ctx.principal, input, wait);
+      },
+      reject: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.writes.reject(ctx.principal, input, wait);
       },
       retract: (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
-        return s.records.retract(ctx.principal, input, wait);
+        return s.writes.retract(ctx.principal, input, wait);
       },
     },
     Subscription: {
+      reviewQueue: {
+        subscribe: (_: unknown, a: Args, ctx: ApiContext) =>
+          reviewFeed(s, ctx.principal, String(a['namespace'])),
+      },
       projectionLag: {
         subscribe: (_: unknown, a: Args, ctx: ApiContext) => {
           requireRead(ctx.principal);
@@ -133,8 +165,94 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       ext: (r: RecordParent) => JSON.parse(r.extJson) as unknown,
       about: (r: RecordParent) => s.records.entitiesByIds(r.principal, r.about),
       history: async (r: RecordParent) => (await s.records.history(r.principal, r.id)).map(revision),
+      relations: async (r: RecordParent, a: Args) => {
+        const types = Array.isArray(a['types']) ? (a['types'] as string[]) : null;
+        const rels = (await s.records.relations(r.principal, r.id)).filter(
+          (x) => !types || types.includes(x.type),
+        );
+        // The other end goes through the same entitlement check as any read: invisible → null.
+        return Promise.all(
+          rels.map(async (x) => ({
+            type: x.type,
+            direction: x.direction,
+            confidence: x.confidence,
+            reason: x.reason,
+            target: withPrincipal(r.principal)(await s.records.record(r.principal, x.otherId, {})),
+          })),
+        );
+      },
+    },
+    Proposal: {
+      record: (p: ProposalParent) => p.record,
     },
   };
+}
+
+interface ProposalParent {
+  readonly id: string;
+  readonly record: RecordParent;
+}
+
+function proposal(p: Proposal, principal: Principal) {
+  return {
+    id: p.record.id,
+    record: { ...p.record, principal },
+    version: p.record.version,
+    reasons: p.reviewReasons,
+    flags: p.flags,
+    proposedBy: p.record.proposedBy,
+    createdAt: p.record.createdAt,
+  };
+}
+
+function pageSize(v: unknown): number {
+  const first = Number(v ?? 50);
+  if (!Number.isInteger(first) || first < 1 || first > 500) throw badInput('first must be between 1 and 500');
+  return first;
+}
+
+/** Polls the queue (works whether the projector runs here or elsewhere); emits each proposal version once. */
+function reviewFeed(
+  s: ApiServices,
+  principal: Principal,
+  namespace: string,
+): AsyncIterableIterator<{ reviewQueue: ReturnType<typeof proposal> }> {
+  const seen = new Set<string>();
+  const buffer: Array<ReturnType<typeof proposal>> = [];
+  let done = false;
+  let timer: NodeJS.Timeout | undefined;
+  const fill = async () => {
+    let after: string | null = null;
+    for (;;) {
+      const page = await s.records.reviewQueue(principal, namespace, 200, after);
+      for (const p of page.items) {
+        const key = `${p.record.id}@${p.record.version}`;
+        if (!seen.has(key)) {
+          seen.add(key);
+          buffer.push(proposal(p, principal));
+        }
+      }
+      if (!page.hasNextPage) return;
+      after = page.endCursor;
+    }
+  };
+  const it: AsyncIterableIterator<{ reviewQueue: ReturnType<typeof proposal> }> = {
+    [Symbol.asyncIterator]: () => it,
+    next: async () => {
+      while (!done && buffer.length === 0) {
+        await fill();
+        if (buffer.length === 0) await new Promise<void>((r) => (timer = setTimeout(r, 500)));
+      }
+      if (done) return { done: true, value: undefined };
+      return { done: false, value: { reviewQueue: buffer.shift()! } };
+    },
+    return: async () => {
+      done = true;
+      if (timer) clearTimeout(timer);
+      return { done: true, value: undefined };
+    },
+  };
+  return it;
 }
 
 function requireRead(p: Principal): void {

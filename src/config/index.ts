@@ -55,8 +55,34 @@ export const ConfigSchema = z
     MUNINN_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(512 * 1024),
     MUNINN_MAX_TEXT_CHARS: int(16, 1_000_000).default(20_000),
     MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),
+
+    MUNINN_EMBEDDER: z.enum(['local', 'openai', 'hashing']).default('local'),
+    MUNINN_MODEL_DIR: z.string().min(1).default('.stack/models/all-MiniLM-L6-v2'),
+    MUNINN_EMBEDDER_URL: z.url().optional(),
+    MUNINN_EMBEDDER_MODEL: z.string().min(1).optional(),
+    MUNINN_EMBEDDER_API_KEY: z.string().min(1).optional(),
+    MUNINN_EXTRACTOR: z.enum(['default', 'chat']).default('default'),
+    MUNINN_EXTRACTOR_URL: z.url().optional(),
+    MUNINN_EXTRACTOR_MODEL: z.string().min(1).optional(),
+    MUNINN_EXTRACTOR_ESCALATION_MODEL: z.string().min(1).optional(),
+    MUNINN_EXTRACTOR_API_KEY: z.string().min(1).optional(),
+    MUNINN_POLICY_FILE: z.string().min(1).optional(),
   })
   .superRefine((c, ctx) => {
+    if (c.MUNINN_EMBEDDER === 'openai' && (!c.MUNINN_EMBEDDER_URL || !c.MUNINN_EMBEDDER_MODEL)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MUNINN_EMBEDDER_URL'],
+        message: 'the openai embedder needs MUNINN_EMBEDDER_URL and MUNINN_EMBEDDER_MODEL',
+      });
+    }
+    if (c.MUNINN_EXTRACTOR === 'chat' && (!c.MUNINN_EXTRACTOR_URL || !c.MUNINN_EXTRACTOR_MODEL)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MUNINN_EXTRACTOR_URL'],
+        message: 'the chat extractor needs MUNINN_EXTRACTOR_URL and MUNINN_EXTRACTOR_MODEL',
+      });
+    }
     if (c.MUNINN_AUTH_JWKS_URL && c.MUNINN_AUTH_JWKS_FILE) {
       ctx.addIssue({
         code: 'custom',
@@ -110,6 +136,26 @@ export interface Config {
     readonly batchMax: number;
     readonly sessionTimeoutMs: number;
   };
+  readonly embedder:
+    | { readonly kind: 'local'; readonly modelDir: string }
+    | {
+        readonly kind: 'openai';
+        readonly url: string;
+        readonly model: string;
+        readonly apiKey: string | undefined;
+      }
+    | { readonly kind: 'hashing' };
+  readonly extractor:
+    | { readonly kind: 'default' }
+    | {
+        readonly kind: 'chat';
+        readonly url: string;
+        readonly model: string;
+        readonly escalationModel: string | undefined;
+        readonly apiKey: string | undefined;
+      };
+  /** The admission policy document (JSON); the built-in default when absent. */
+  readonly policyFile: string | undefined;
   readonly auth: {
     readonly issuer: string;
     readonly audience: string;
@@ -174,6 +220,28 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       batchMax: c.MUNINN_PROJECTOR_BATCH_MAX,
       sessionTimeoutMs: c.MUNINN_PROJECTOR_SESSION_TIMEOUT_MS,
     },
+    embedder:
+      c.MUNINN_EMBEDDER === 'openai'
+        ? {
+            kind: 'openai',
+            url: c.MUNINN_EMBEDDER_URL!,
+            model: c.MUNINN_EMBEDDER_MODEL!,
+            apiKey: c.MUNINN_EMBEDDER_API_KEY,
+          }
+        : c.MUNINN_EMBEDDER === 'hashing'
+          ? { kind: 'hashing' }
+          : { kind: 'local', modelDir: c.MUNINN_MODEL_DIR },
+    extractor:
+      c.MUNINN_EXTRACTOR === 'chat'
+        ? {
+            kind: 'chat',
+            url: c.MUNINN_EXTRACTOR_URL!,
+            model: c.MUNINN_EXTRACTOR_MODEL!,
+            escalationModel: c.MUNINN_EXTRACTOR_ESCALATION_MODEL,
+            apiKey: c.MUNINN_EXTRACTOR_API_KEY,
+          }
+        : { kind: 'default' },
+    policyFile: c.MUNINN_POLICY_FILE,
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,
       audience: c.MUNINN_AUTH_AUDIENCE,

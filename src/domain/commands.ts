@@ -260,3 +260,81 @@ export function decideRetract(ctx: DecideContext, cmd: RetractCommand, namespace
     payload: { recordId: cmd.id, expectedVersion: cmd.expectedVersion, reason: cmd.reason },
   };
 }
+
+export const ApproveCommand = z.object({
+  proposalId: z.string().min(1).max(200),
+  expectedVersion: z.number().int().min(1),
+  idempotencyKey: IdempotencyKey.optional(),
+});
+export type ApproveCommand = z.infer<typeof ApproveCommand>;
+
+export const RejectCommand = z.object({
+  proposalId: z.string().min(1).max(200),
+  reason: z.string().min(1).max(2000),
+  expectedVersion: z.number().int().min(1).optional(),
+  idempotencyKey: IdempotencyKey.optional(),
+});
+export type RejectCommand = z.infer<typeof RejectCommand>;
+
+/** A review decision's key defaults to one per (proposal, version): a reviewer's retry is idempotent. */
+const reviewKey = (kind: string, id: string, version: number, key: string | undefined) =>
+  key ?? `${kind}:${id}:v${version}`;
+
+export function decideApprove(ctx: DecideContext, cmd: ApproveCommand, namespace: string): LedgerEvent {
+  const meta = {
+    idempotencyKey: reviewKey('approve', cmd.proposalId, cmd.expectedVersion, cmd.idempotencyKey),
+    purpose: 'review',
+  };
+  return {
+    ...envelope(
+      ctx,
+      meta,
+      namespace,
+      commandHash('approve', { ...cmd, by: `${ctx.principal.iss}|${ctx.principal.sub}` }),
+    ),
+    type: 'ProposalApproved',
+    schemaVersion: 1,
+    payload: { recordId: cmd.proposalId, expectedVersion: cmd.expectedVersion },
+  };
+}
+
+export function decideReject(
+  ctx: DecideContext,
+  cmd: RejectCommand & { expectedVersion: number },
+  namespace: string,
+): LedgerEvent {
+  const meta = {
+    idempotencyKey: reviewKey('reject', cmd.proposalId, cmd.expectedVersion, cmd.idempotencyKey),
+    purpose: 'review',
+  };
+  return {
+    ...envelope(
+      ctx,
+      meta,
+      namespace,
+      commandHash('reject', { ...cmd, by: `${ctx.principal.iss}|${ctx.principal.sub}` }),
+    ),
+    type: 'ProposalRejected',
+    schemaVersion: 1,
+    payload: { recordId: cmd.proposalId, expectedVersion: cmd.expectedVersion, reason: cmd.reason },
+  };
+}
+
+export const TurnInput = z.object({
+  role: z.string().min(1).max(50),
+  speaker: z.string().min(1).max(200).optional(),
+  text: z.string().max(100_000),
+  label: z.string().min(1).max(200).optional(),
+});
+
+export const EpisodeCommand = z.object({
+  namespace: NamespacePath,
+  source: z.string().min(1).max(200),
+  occurredAt: Instant,
+  turns: z.array(TurnInput).min(1).max(5000),
+  purpose: Purpose,
+  idempotencyKey: IdempotencyKey,
+  changesetId: z.string().min(1).max(200).optional(),
+  sensitivity: z.enum(Sensitivities).default('INTERNAL'),
+});
+export type EpisodeCommand = z.infer<typeof EpisodeCommand>;

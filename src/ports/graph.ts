@@ -1,14 +1,8 @@
 import type { EntityState, EpisodeState, Receipt, RecordState } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 
-/** The caller's entitlement, compiled into every read query (filter before rank, count or order). */
-export interface ReadScope {
-  readonly tenant: string;
-  /** Namespace subtrees the caller may read; null = the whole tenant. */
-  readonly namespaceRoots: readonly string[] | null;
-  /** Highest sensitivity the caller may see. */
-  readonly maxSensitivity: Sensitivity;
-}
+export type { ReadScope } from '../domain/policy.ts';
+import type { ReadScope } from '../domain/policy.ts';
 
 export interface AsOf {
   /** World time: what was true at this instant. Absent = no world-time filter on single reads, now on lists. */
@@ -42,6 +36,9 @@ export interface RecordView {
   readonly sourcesJson: string;
   readonly extJson: string;
   readonly proposedBy: string;
+  readonly reviewReasons: readonly string[];
+  readonly flags: readonly string[];
+  readonly reinforcements: number;
 }
 
 export interface RevisionView {
@@ -113,6 +110,28 @@ export interface ProjectionTx {
   setCheckpoint(topic: string, partition: number, offset: bigint): Promise<void>;
 }
 
+/** A stored statement the ingest pipeline may relate a new one to. */
+export interface RelatedCandidate {
+  readonly id: string;
+  readonly namespace: string;
+  readonly class: RecordClass;
+  readonly subject: string;
+  readonly predicate: string;
+  readonly object: string;
+  readonly text: string;
+  readonly status: RecordStatus;
+  readonly version: number;
+  readonly confidence: number;
+  /** Cosine similarity to the query vector, when found by the vector index. */
+  readonly cosine: number | null;
+}
+
+export interface Proposal {
+  readonly record: RecordView;
+  readonly reviewReasons: readonly string[];
+  readonly flags: readonly string[];
+}
+
 export interface GraphStore {
   migrate(): Promise<{ applied: string[] }>;
   migrationsApplied(): Promise<boolean>;
@@ -135,6 +154,46 @@ export interface GraphStore {
     tenant: string,
     ref: { id?: string | undefined; alias?: string | undefined; externalId?: string | undefined },
   ): Promise<EntityState | undefined>;
+  /**
+   * Candidates for relate, inside the caller's scope and the statement's overlapping namespaces (its
+   * ancestors and its subtree): statements about the same subject (exact, case-insensitive) and the
+   * nearest neighbours of `vector`. Observations are episodic and never candidates.
+   */
+  relateCandidates(
+    scope: ReadScope,
+    namespace: string,
+    subject: string,
+    vector: readonly number[] | null,
+    k: number,
+  ): Promise<RelatedCandidate[]>;
+  /** A record's typed relations to other records, both directions (the other end is checked by the caller). */
+  relations(
+    scope: ReadScope,
+    id: string,
+  ): Promise<
+    Array<{
+      type: string;
+      direction: 'OUT' | 'IN';
+      otherId: string;
+      confidence: number;
+      reason: string | null;
+    }>
+  >;
+  /** Entities whose embedding is nearest to `vector` (cosine), in one tenant. */
+  entityNeighbours(
+    tenant: string,
+    vector: readonly number[],
+    k: number,
+  ): Promise<Array<EntityState & { cosine: number }>>;
+  /** Receipts of a command and of everything it produced (`key`, `key#…`). */
+  receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]>;
+  /** Proposals waiting for review (CANDIDATE) in a namespace subtree, oldest first. */
+  reviewQueue(
+    scope: ReadScope,
+    namespace: string,
+    first: number,
+    after: string | null,
+  ): Promise<Page<Proposal>>;
   /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
   stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */

@@ -70,3 +70,8 @@ export interface LedgerSubscription {
   /** Resolves or rejects when the consumer crashes for good. */
   readonly done: Promise<void>;
 }
+
+/** Read-your-writes: resolves true once the projection has applied `offset` of `partition`, false on timeout. */
+export interface ProjectionAwait {
+  waitFor(partition: number, offset: string, timeoutMs: number): Promise<boolean>;
+}

@@ -37,7 +37,15 @@ afterAll(() => app?.stop());
 describe('propose → read now', () => {
   it('an awaited proposal is readable at once, with its entity', async () => {
     const p = await app.gql<{ propose: Receipt }>(token, PROPOSE, {
-      input: proposal({ about: [{ alias: 'payments-api', type: 'service' }] }),
+      input: proposal({
+        about: [{ alias: 'payments-api', type: 'service' }],
+        statement: {
+          subject: 'payments-api',
+          predicate: 'uses',
+          object: 'postgres',
+          text: 'The payments API uses Postgres.',
+        },
+      }),
     });
     expect(p.errors).toBeUndefined();
     expect(p.data?.propose.outcome).toBe('ADMITTED');

@@ -96,14 +96,16 @@ export const REVISE = `mutation R($input: ReviseInput!) { revise(input: $input) 
 export const RETRACT = `mutation X($input: RetractInput!) { retract(input: $input) { outcome recordId version reason eventIds position } }`;
 
 export function proposal(o: Partial<Record<string, unknown>> = {}): Record<string, unknown> {
+  // A distinct statement each time, so that tests do not reinforce each other's records by accident.
+  const n = randomUUID().slice(0, 8);
   return {
     namespace: 'acme/platform',
     class: 'FACT',
     statement: {
-      subject: 'payments-api',
+      subject: `service-${n}`,
       predicate: 'uses',
       object: 'postgres',
-      text: 'The payments API uses Postgres.',
+      text: `Service ${n} uses Postgres.`,
     },
     purpose: 'test',
     idempotencyKey: randomUUID(),

@@ -9,18 +9,26 @@ import type {
   RevisionState,
 } from '../../domain/fold.ts';
 import { currentRevision } from '../../domain/fold.ts';
-import { Sensitivities, type Sensitivity } from '../../domain/model.ts';
+import {
+  namespaceChain,
+  Sensitivities,
+  type RecordClass,
+  type RecordStatus,
+  type Sensitivity,
+} from '../../domain/model.ts';
 import type {
   AsOf,
   Checkpoint,
   GraphStore,
   LoadedState,
   Page,
+  Proposal,
   ProjectionTx,
   ProjectionWrite,
   ReadScope,
   RecordQuery,
   RecordView,
+  RelatedCandidate,
   RevisionView,
   StateKeys,
 } from '../../ports/graph.ts';
@@ -207,6 +215,155 @@ export class Neo4jGraphStore implements GraphStore {
     );
     const r = res.records[0];
     return r ? toEntity(r.get('e').properties) : undefined;
+  }
+
+  async relateCandidates(
+    scope: ReadScope,
+    namespace: string,
+    subject: string,
+    vector: readonly number[] | null,
+    k: number,
+  ): Promise<RelatedCandidate[]> {
+    const params = {
+      ...scopeParams(scope),
+      ns: namespace,
+      chain: namespaceChain(namespace),
+      subjectKey: subject.trim().toLowerCase(),
+      k,
+    };
+    const where = `${SCOPE_WHERE} AND n.class <> 'OBSERVATION'
+      AND n.status IN ['ACTIVE', 'CONTESTED', 'CANDIDATE']
+      AND (n.namespace IN $chain OR n.namespace STARTS WITH $ns + '/')`;
+    const ret = `RETURN n.id AS id, n.namespace AS namespace, n.class AS class, n.subject AS subject, n.predicate AS predicate,
+      n.object AS object, n.text AS text, n.status AS status, n.version AS version, n.confidence AS confidence`;
+    const bySubject = await this.db.read(
+      'relate.bySubject',
+      `MATCH (n:Record {tenant: $tenant, subjectKey: $subjectKey}) WHERE ${where}
+       WITH n ORDER BY n.createdAt DESC LIMIT toInteger($k) ${ret}, null AS score`,
+      params,
+    );
+    // The ANN index answers before any WHERE: over-fetch, then keep what the scope allows.
+    const byVector = vector
+      ? await this.db.read(
+          'relate.byVector',
+          `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
+           WHERE ${where}
+           WITH n, score ORDER BY score DESC LIMIT toInteger($k) ${ret}, score`,
+          { ...params, vector: [...vector], fetch: Math.max(100, k * 20) },
+        )
+      : null;
+    const out = new Map<string, RelatedCandidate>();
+    for (const r of [...bySubject.records, ...(byVector?.records ?? [])]) {
+      const score = r.get('score') as number | null;
+      const id = String(r.get('id'));
+      const prev = out.get(id);
+      const cosine = score === null ? (prev?.cosine ?? null) : 2 * Number(score) - 1;
+      out.set(id, {
+        id,
+        namespace: String(r.get('namespace')),
+        class: r.get('class') as RecordClass,
+        subject: String(r.get('subject')),
+        predicate: String(r.get('predicate')),
+        object: String(r.get('object')),
+        text: String(r.get('text')),
+        status: r.get('status') as RecordStatus,
+        version: Number(r.get('version')),
+        confidence: Number(r.get('confidence')),
+        cosine,
+      });
+    }
+    return [...out.values()];
+  }
+
+  async relations(
+    scope: ReadScope,
+    id: string,
+  ): Promise<
+    Array<{
+      type: string;
+      direction: 'OUT' | 'IN';
+      otherId: string;
+      confidence: number;
+      reason: string | null;
+    }>
+  > {
+    const res = await this.db.read(
+      'record.relations',
+      `MATCH (n:Record {tenant: $tenant, id: $id}) WHERE ${SCOPE_WHERE}
+       MATCH (n)-[r:EXTENDS|CONTRADICTS|SUPERSEDES]-(o:Record)
+       RETURN type(r) AS type, CASE WHEN startNode(r) = n THEN 'OUT' ELSE 'IN' END AS direction, o.id AS other,
+              r.confidence AS confidence, r.reason AS reason
+       ORDER BY type, other`,
+      { ...scopeParams(scope), id },
+    );
+    return res.records.map((r) => ({
+      type: String(r.get('type')),
+      direction: r.get('direction') as 'OUT' | 'IN',
+      otherId: String(r.get('other')),
+      confidence: Number(r.get('confidence')),
+      reason: optStr(r.get('reason')),
+    }));
+  }
+
+  async entityNeighbours(
+    tenant: string,
+    vector: readonly number[],
+    k: number,
+  ): Promise<Array<EntityState & { cosine: number }>> {
+    const res = await this.db.read(
+      'entity.neighbours',
+      `CALL db.index.vector.queryNodes('entity_embedding', toInteger($fetch), $vector) YIELD node AS e, score
+       WHERE e.tenant = $tenant
+       RETURN e, score ORDER BY score DESC LIMIT toInteger($k)`,
+      { tenant, vector: [...vector], k, fetch: Math.max(50, k * 20) },
+    );
+    return res.records.map((r) => ({
+      ...toEntity(r.get('e').properties),
+      cosine: 2 * Number(r.get('score')) - 1,
+    }));
+  }
+
+  async receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]> {
+    const res = await this.db.read(
+      'receipts.byPrefix',
+      `MATCH (r:Receipt {tenant: $tenant}) WHERE r.idempotencyKey = $key OR r.idempotencyKey STARTS WITH $prefix
+       RETURN r ORDER BY r.idempotencyKey`,
+      { tenant, key, prefix: `${key}#` },
+    );
+    return res.records.map((r) => toReceipt(r.get('r').properties));
+  }
+
+  async reviewQueue(
+    scope: ReadScope,
+    namespace: string,
+    first: number,
+    after: string | null,
+  ): Promise<Page<Proposal>> {
+    const res = await this.db.read(
+      'review.queue',
+      `MATCH (n:Record {tenant: $tenant, status: 'CANDIDATE'}) WHERE ${SCOPE_WHERE}
+         AND (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/')
+         AND (n.createdAt + '|' + n.id) > $after
+       WITH n ORDER BY n.createdAt, n.id LIMIT toInteger($limit)
+       OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
+       RETURN n, collect(e.id) AS about ORDER BY n.createdAt, n.id`,
+      { ...scopeParams(scope), ns: namespace, after: after ?? '', limit: first + 1 },
+    );
+    const rows = res.records.map((r) => {
+      const n = r.get('n').properties as Props;
+      return {
+        record: toRecordView(n, null, r.get('about')),
+        reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
+        flags: (n['flags'] as string[] | undefined) ?? [],
+      };
+    });
+    const items = rows.slice(0, first);
+    const last = items[items.length - 1];
+    return {
+      items,
+      hasNextPage: rows.length > first,
+      endCursor: last ? `${last.record.createdAt}|${last.record.id}` : null,
+    };
   }
 
   async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {
@@ -480,6 +637,7 @@ function recordRow(r: RecordState) {
       validTo: cur.validTo,
       recordedAt: cur.recordedAt,
       changesetId: cur.changesetId,
+      subjectKey: cur.statement.subject.trim().toLowerCase(),
       reviewReasons: [...r.reviewReasons],
       flags: [...r.flags],
       embedding: r.embedding?.vector ?? null,
@@ -589,6 +747,9 @@ function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
     sourcesJson: str(n['sourcesJson']),
     extJson: str(n['extJson']),
     proposedBy: str(n['proposedBy']),
+    reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
+    flags: (n['flags'] as string[] | undefined) ?? [],
+    reinforcements: Number(n['reinforcements'] ?? 0),
   };
 }
 

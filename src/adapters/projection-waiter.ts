@@ -1,11 +1,12 @@
 import type { GraphStore } from '../ports/graph.ts';
+import type { ProjectionAwait } from '../ports/ledger.ts';
 
 /**
  * Read-your-writes: resolves when the projection's checkpoint for a partition reaches an offset. One
  * shared poll of the checkpoints serves every waiter (and works when the projector is another process);
  * an in-process projector also calls `notify` so waiters wake without waiting for the next poll.
  */
-export class ProjectionWaiter {
+export class ProjectionWaiter implements ProjectionAwait {
   private readonly applied = new Map<number, bigint>();
   private readonly waiters = new Set<{ partition: number; offset: bigint; resolve: (ok: boolean) => void }>();
   private timer: NodeJS.Timeout | undefined;

@@ -1,7 +1,6 @@
-import { forbidden } from '../domain/errors.ts';
-import { hasScope, type Principal } from '../domain/principal.ts';
-import type { ReadScope } from '../ports/graph.ts';
-import type { Policy } from '../ports/policy.ts';
+import { forbidden } from './errors.ts';
+import { hasScope, type Principal } from './principal.ts';
+import type { Policy, ReadScope } from './policy.ts';
 
 /**
  * The built-in reference policy: a principal reads and writes only inside its own tenant, needs the
@@ -15,5 +14,8 @@ export const referencePolicy: Policy = {
   },
   async checkWrite(principal: Principal): Promise<void> {
     if (!hasScope(principal, 'write')) throw forbidden('the write scope is required');
+  },
+  async checkReview(principal: Principal): Promise<void> {
+    if (!hasScope(principal, 'review')) throw forbidden('the review scope is required');
   },
 };

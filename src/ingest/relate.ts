@@ -1,0 +1,119 @@
+import type { RecordStatus } from '../domain/model.ts';
+import { canonicalText } from './normalize.ts';
+
+/**
+ * Relate: classify a new statement against existing candidates. Pure and deterministic; the decision is
+ * written into the event, so a replay never re-decides.
+ *
+ * Rules, strongest first (one decision per statement):
+ *  - DUPLICATE: the same wording (canonical, case-insensitive), the same (subject, predicate, object), or
+ *    cosine ≥ 0.97;
+ *  - SUPERSEDES: same subject and predicate, another object, and the new wording marks a change
+ *    ("now", "no longer", "moved/switched/changed to", "from now on", "anymore", "instead");
+ *  - CONTRADICTS: same subject and predicate, another object (or `is` vs `is not` on the same object);
+ *  - EXTENDS: same subject and cosine ≥ 0.85;
+ *  - otherwise independent.
+ * Predicates that do not hold one value at a time ('said', 'likes', …) never contradict.
+ */
+export interface RelateCandidate {
+  readonly id: string;
+  readonly subject: string;
+  readonly predicate: string;
+  readonly object: string;
+  readonly text: string;
+  readonly status: RecordStatus;
+  readonly cosine: number | null;
+}
+
+export interface RelateStatement {
+  readonly subject: string;
+  readonly predicate: string;
+  readonly object: string;
+  readonly text: string;
+}
+
+export type RelateDecision =
+  | {
+      readonly kind: 'DUPLICATE';
+      readonly target: string;
+      readonly confidence: number;
+      readonly reason: string;
+    }
+  | {
+      readonly kind: 'SUPERSEDES' | 'CONTRADICTS' | 'EXTENDS';
+      readonly target: string;
+      readonly confidence: number;
+      readonly reason: string;
+    }
+  | { readonly kind: 'INDEPENDENT' };
+
+const MULTI_VALUED = new Set(['said', 'likes', 'loves', 'enjoys', 'dislikes', 'hates', 'mentioned', 'asked']);
+const CHANGE_CUE =
+  /\b(now|no longer|anymore|any more|moved to|switched to|migrated to|changed to|from now on|instead|has become|became|replaced)\b/i;
+
+const norm = (s: string): string =>
+  canonicalText(s)
+    .toLowerCase()
+    .replace(/[.!?]+$/, '');
+const negated = (p: string): boolean => /\b(not|no longer|never)\b/.test(p);
+const basePredicate = (p: string): string =>
+  norm(p)
+    .replace(/\b(not|no longer|never)\s*/g, '')
+    .trim();
+
+export function classify(s: RelateStatement, candidates: readonly RelateCandidate[]): RelateDecision {
+  const live = candidates.filter(
+    (c) => c.status === 'ACTIVE' || c.status === 'CONTESTED' || c.status === 'CANDIDATE',
+  );
+  const ranked = [...live].sort((a, b) => (b.cosine ?? 0) - (a.cosine ?? 0) || a.id.localeCompare(b.id));
+  const sameSP = (c: RelateCandidate) =>
+    norm(c.subject) === norm(s.subject) && basePredicate(c.predicate) === basePredicate(s.predicate);
+
+  for (const c of ranked) {
+    const sameText = norm(c.text) === norm(s.text);
+    const sameTriple =
+      sameSP(c) && norm(c.predicate) === norm(s.predicate) && norm(c.object) === norm(s.object);
+    if (sameText || sameTriple || (c.cosine ?? 0) >= 0.97) {
+      const why = sameText
+        ? 'same wording'
+        : sameTriple
+          ? 'same subject, predicate and object'
+          : `cosine ${(c.cosine ?? 0).toFixed(3)}`;
+      return { kind: 'DUPLICATE', target: c.id, confidence: 0.95, reason: `duplicate of ${c.id}: ${why}` };
+    }
+  }
+  const functional = !MULTI_VALUED.has(basePredicate(s.predicate));
+  if (functional) {
+    for (const c of ranked) {
+      if (!sameSP(c) || c.status === 'CANDIDATE') continue;
+      const polarityFlip = negated(c.predicate) !== negated(s.predicate) && norm(c.object) === norm(s.object);
+      const otherObject = norm(c.object) !== norm(s.object) && negated(c.predicate) === negated(s.predicate);
+      if (!polarityFlip && !otherObject) continue;
+      if (otherObject && CHANGE_CUE.test(s.text)) {
+        return {
+          kind: 'SUPERSEDES',
+          target: c.id,
+          confidence: 0.8,
+          reason: `supersedes ${c.id}: ${s.subject} ${basePredicate(s.predicate)} changed from "${c.object}" to "${s.object}"`,
+        };
+      }
+      return {
+        kind: 'CONTRADICTS',
+        target: c.id,
+        confidence: 0.7,
+        reason: `contradicts ${c.id}: "${c.text}" vs "${s.text}"`,
+      };
+    }
+  }
+  for (const c of ranked) {
+    if (norm(c.subject) === norm(s.subject) && (c.cosine ?? 0) >= 0.85 && c.status !== 'CANDIDATE') {
+      return {
+        kind: 'EXTENDS',
+        target: c.id,
+        confidence: 0.6,
+        reason: `extends ${c.id}: same subject, cosine ${(c.cosine ?? 0).toFixed(3)}`,
+      };
+    }
+  }
+  return { kind: 'INDEPENDENT' };
+}

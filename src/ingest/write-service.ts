@@ -1,0 +1,722 @@
+import { uuidV5, MUNINN_NS } from '../domain/canonical.ts';
+import {
+  ApproveCommand,
+  commandHash,
+  decideApprove,
+  decidePropose,
+  decideReject,
+  decideRetract,
+  decideRevise,
+  entityIdFor,
+  envelope,
+  EpisodeCommand,
+  parseCommand,
+  ProposeCommand,
+  RejectCommand,
+  RetractCommand,
+  ReviseCommand,
+  type DecideContext,
+  type EntityRef,
+  type ResolvedEntity,
+} from '../domain/commands.ts';
+import { admit, type AdmissionPolicy } from '../domain/admission.ts';
+import { badInput, conflict, notFound } from '../domain/errors.ts';
+import type { EmbeddingCache, LedgerEvent } from '../domain/events.ts';
+import type { Receipt } from '../domain/fold.ts';
+import type {
+  Outcome,
+  Sensitivity,
+  SourceSpan,
+  Statement,
+  TimeSource,
+  RecordClass,
+} from '../domain/model.ts';
+import type { Policy, ReadScope } from '../domain/policy.ts';
+import { principalKey, type Principal } from '../domain/principal.ts';
+import type { Clock, IdSource } from '../ports/clock.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import type { Extractor, EpisodeTurn } from '../ports/extractor.ts';
+import type { GraphStore, RecordView } from '../ports/graph.ts';
+import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
+import type { Logger } from '../ports/logger.ts';
+import { highWaterMark, scoreConfidence, sourceTrust } from './assess.ts';
+import type { WriteBudget } from './budget.ts';
+import { canonicalText, resolveTime } from './normalize.ts';
+import { classify, type RelateCandidate } from './relate.ts';
+import { screen } from './screen.ts';
+
+/** What a writer is told. `PENDING` means appended to the ledger but not awaited (or not yet projected). */
+export interface WriteReceipt {
+  readonly outcome: Outcome;
+  readonly recordId: string | null;
+  readonly version: number | null;
+  readonly reason: string | null;
+  readonly eventIds: readonly string[];
+  readonly position: string | null;
+}
+
+export interface WriteDeps {
+  readonly ledger: Ledger;
+  readonly store: GraphStore;
+  readonly policy: Policy;
+  readonly admission: AdmissionPolicy;
+  readonly budget: WriteBudget;
+  readonly embedder: Embedder;
+  readonly extractor: Extractor;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly projection: ProjectionAwait;
+  readonly logger: Logger;
+  readonly maxTextChars: number;
+  readonly awaitTimeoutMs: number;
+}
+
+/** One statement on its way in, from a proposal or extracted from an episode. */
+interface Draft {
+  readonly index: number;
+  readonly class: RecordClass;
+  readonly statement: Statement;
+  readonly about: readonly EntityRef[];
+  readonly sources: readonly SourceSpan[];
+  readonly validFrom: string;
+  readonly validTo: string | null;
+  readonly timeSource: TimeSource;
+  readonly sensitivity: Sensitivity;
+  readonly flags: readonly string[];
+  readonly extractionConfidence: number;
+  readonly rationale: string | null;
+  readonly ext: Readonly<Record<string, unknown>>;
+  readonly source: string | null;
+}
+
+interface Planned {
+  readonly events: LedgerEvent[];
+  /** Drafts refused before the ledger, with their reasons. */
+  readonly refused: WriteReceipt[];
+}
+
+const OBSERVATION: RecordClass = 'OBSERVATION';
+
+/**
+ * The write side: every path in (a proposal, an episode, a revision, a review decision) becomes ledger
+ * events through one pipeline — screen → segment → extract → normalize → embed → resolve → relate →
+ * label → score → admit — whose decisions are recorded in the events, then (optionally) waits for the
+ * projection and answers with the real outcome.
+ */
+export class WriteService {
+  constructor(private readonly d: WriteDeps) {}
+
+  async propose(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    const cmd = parseCommand(ProposeCommand, input, this.d.maxTextChars);
+    await this.d.policy.checkWrite(principal, cmd.namespace);
+    const hash = commandHash('propose', cmd);
+    const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
+    if (prior) return prior;
+    // Screen before anything is stored: secrets become refs, PII raises the label, injection is flagged.
+    const parts = [
+      cmd.statement.subject,
+      cmd.statement.predicate,
+      cmd.statement.object,
+      cmd.statement.text,
+      cmd.rationale ?? '',
+    ].map((t) => screen(t));
+    const [subject, predicate, object, text, rationale] = parts.map((p) => p.text) as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
+    const draft: Draft = {
+      index: 0,
+      class: cmd.class,
+      statement: { subject, predicate, object, text: canonicalText(text) },
+      about: cmd.about,
+      sources: cmd.sources,
+      validFrom: cmd.validFrom ?? this.d.clock.now().toISOString(),
+      validTo: cmd.validTo ?? null,
+      timeSource: cmd.validFrom ? 'STATED' : 'DEFAULTED',
+      sensitivity: highWaterMark([cmd.sensitivity, ...parts.map((p) => p.labelFloor)]),
+      flags: [...new Set(parts.flatMap((p) => p.reasons))].sort(),
+      extractionConfidence: 1,
+      rationale: cmd.rationale ? rationale : null,
+      ext: cmd.ext,
+      source: null,
+    };
+    const scope = await this.d.policy.readScope(principal, cmd.purpose);
+    const ctx = this.ctx(principal);
+    const planned = await this.plan(
+      ctx,
+      scope,
+      { ...cmd, idempotencyKey: cmd.idempotencyKey },
+      hash,
+      [draft],
+      null,
+      '',
+    );
+    if (planned.refused.length) return planned.refused[0]!;
+    this.charge(principal, cmd.namespace, planned.events.length);
+    return this.commit(principal, cmd.idempotencyKey, hash, planned.events, wait);
+  }
+
+  async ingestEpisode(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt[]> {
+    const cmd = parseCommand(EpisodeCommand, input, 100_000);
+    await this.d.policy.checkWrite(principal, cmd.namespace);
+    const hash = commandHash('episode', cmd);
+    const prior = await this.d.store.receipt(principal.tenant, cmd.idempotencyKey);
+    if (prior) {
+      if (prior.commandHash !== hash) throw idempotencyConflict(cmd.idempotencyKey);
+      return this.episodeReceipts(principal.tenant, cmd.idempotencyKey, [], null, null);
+    }
+    const scope = await this.d.policy.readScope(principal, cmd.purpose);
+    const ctx = this.ctx(principal);
+    const episodeId = uuidV5(`${principal.tenant}\u0000episode\u0000${cmd.idempotencyKey}`, MUNINN_NS);
+
+    // Screen and segment: the stored text is the screened text; every turn and chunk keeps its offsets.
+    const turns: EpisodeTurn[] = [];
+    const turnScreens: Array<ReturnType<typeof screen>> = [];
+    let text = '';
+    for (const [i, t] of cmd.turns.entries()) {
+      const s = screen(t.text);
+      if (i > 0) text += '\n';
+      const start = text.length;
+      text += s.text;
+      turns.push({
+        index: i,
+        role: t.role,
+        speaker: t.speaker ?? null,
+        text: s.text,
+        start,
+        end: text.length,
+        label: t.label ?? null,
+      });
+      turnScreens.push(s);
+    }
+    const chunks = turns.flatMap((t) => chunk(t.start, t.end)).map((c, index) => ({ index, ...c }));
+    const episodeSensitivity = highWaterMark([cmd.sensitivity, ...turnScreens.map((s) => s.labelFloor)]);
+    const episodeEvent: LedgerEvent = {
+      ...envelope(ctx, cmd, cmd.namespace, hash),
+      type: 'EpisodeStored',
+      schemaVersion: 1,
+      payload: {
+        episodeId,
+        source: cmd.source,
+        occurredAt: cmd.occurredAt,
+        text,
+        turns: turns.map(({ text: _t, ...meta }) => meta),
+        chunks,
+        sensitivity: episodeSensitivity,
+        secretRefs: turnScreens.flatMap((s) => s.secrets.map((x) => ({ ref: x.ref, kind: x.kind }))),
+        flags: [...new Set(turnScreens.flatMap((s) => s.reasons))].sort(),
+      },
+    };
+
+    // Extract, then keep only statements whose every span lies inside the episode (uncited = dropped).
+    const extracted = await this.d.extractor.extract({
+      episodeId,
+      source: cmd.source,
+      occurredAt: cmd.occurredAt,
+      turns,
+    });
+    const drafts: Draft[] = [];
+    const refused: WriteReceipt[] = [];
+    for (const [i, st] of extracted.entries()) {
+      const cited = st.spans.filter((sp) => sp.start >= 0 && sp.end <= text.length && sp.end > sp.start);
+      if (cited.length === 0 || cited.length !== st.spans.length) {
+        refused.push(refusal(`statement ${i}: dropped — it does not cite a span of the episode`));
+        continue;
+      }
+      const citedTurns = turns.filter((t) => cited.some((sp) => sp.start < t.end && sp.end > t.start));
+      const screens = citedTurns.map((t) => turnScreens[t.index]!);
+      const time =
+        st.class === OBSERVATION && !st.timeExpression
+          ? { validFrom: cmd.occurredAt, validTo: null, timeSource: 'STATED' as const }
+          : resolveTime(st.timeExpression, cmd.occurredAt);
+      drafts.push({
+        index: i,
+        class: st.class,
+        statement: {
+          subject: st.subject,
+          predicate: st.predicate,
+          object: st.object,
+          text: canonicalText(st.text),
+        },
+        about: st.about.map((a) => ({ alias: a.name, ...(a.type ? { type: a.type } : {}) })),
+        sources: cited.map((sp) => ({ episodeId, start: sp.start, end: sp.end, label: sp.label })),
+        validFrom: time.validFrom,
+        validTo: st.class === OBSERVATION || st.class === 'EVENT' ? time.validTo : null,
+        timeSource: time.timeSource,
+        sensitivity: highWaterMark([cmd.sensitivity, ...screens.map((s) => s.labelFloor)]),
+        flags: [...new Set(screens.flatMap((s) => s.reasons.filter((r) => !r.startsWith('secret:'))))].sort(),
+        extractionConfidence: st.confidence,
+        rationale: st.rationale,
+        ext: {},
+        source: cmd.source,
+      });
+    }
+    const planned = await this.plan(ctx, scope, cmd, hash, drafts, episodeId, '#stmt:');
+    const events = [episodeEvent, ...planned.events];
+    this.charge(principal, cmd.namespace, events.length);
+    this.d.logger.info(
+      {
+        op: 'ingestEpisode',
+        tenant: principal.tenant,
+        turns: turns.length,
+        statements: extracted.length,
+        events: events.length,
+        refused: refused.length + planned.refused.length,
+      },
+      'episode planned',
+    );
+    const receipt = await this.commit(
+      principal,
+      cmd.idempotencyKey,
+      hash,
+      events,
+      wait,
+      episodeEvent.eventId,
+    );
+    return this.episodeReceipts(
+      principal.tenant,
+      cmd.idempotencyKey,
+      [...refused, ...planned.refused],
+      receipt,
+      wait ? null : events,
+    );
+  }
+
+  async revise(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    const cmd = parseCommand(ReviseCommand, input, this.d.maxTextChars);
+    const hash = commandHash('revise', cmd);
+    const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
+    if (prior) return prior;
+    const current = await this.existing(principal, cmd.id, cmd.expectedVersion);
+    await this.d.policy.checkWrite(principal, current.namespace);
+    const event = decideRevise(this.ctx(principal), cmd, current.namespace);
+    if (cmd.statement && event.type === 'RecordRevised') {
+      const s = cmd.statement;
+      const screened = {
+        subject: screen(s.subject).text,
+        predicate: screen(s.predicate).text,
+        object: screen(s.object).text,
+        text: canonicalText(screen(s.text).text),
+      };
+      const [vector] = await this.d.embedder.embed([screened.text]);
+      event.payload.statement = screened;
+      event.payload.embedding = vector ? { modelId: this.d.embedder.modelId, vector: [...vector] } : null;
+    }
+    this.charge(principal, current.namespace, 1);
+    return this.commit(principal, cmd.idempotencyKey, hash, [event], wait);
+  }
+
+  async retract(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    const cmd = parseCommand(RetractCommand, input, this.d.maxTextChars);
+    const hash = commandHash('retract', cmd);
+    const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
+    if (prior) return prior;
+    const current = await this.existing(principal, cmd.id, cmd.expectedVersion);
+    await this.d.policy.checkWrite(principal, current.namespace);
+    this.charge(principal, current.namespace, 1);
+    return this.commit(
+      principal,
+      cmd.idempotencyKey,
+      hash,
+      [decideRetract(this.ctx(principal), cmd, current.namespace)],
+      wait,
+    );
+  }
+
+  /** Approve is a compare-and-swap on the proposal's version: a stale approve is CONFLICT. */
+  async approve(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    const cmd = parseCommand(ApproveCommand, input);
+    const current = await this.candidate(principal, cmd.proposalId);
+    await this.d.policy.checkReview(principal, current.namespace);
+    if (current.version !== cmd.expectedVersion) {
+      throw conflict(`expected version ${cmd.expectedVersion}, current version is ${current.version}`, {
+        currentVersion: current.version,
+      });
+    }
+    const event = decideApprove(this.ctx(principal), cmd, current.namespace);
+    const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
+    if (prior) return prior;
+    return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
+  }
+
+  async reject(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    const cmd = parseCommand(RejectCommand, input);
+    const current = await this.candidate(principal, cmd.proposalId);
+    await this.d.policy.checkReview(principal, current.namespace);
+    const expectedVersion = cmd.expectedVersion ?? current.version;
+    if (current.version !== expectedVersion) {
+      throw conflict(`expected version ${expectedVersion}, current version is ${current.version}`, {
+        currentVersion: current.version,
+      });
+    }
+    const event = decideReject(this.ctx(principal), { ...cmd, expectedVersion }, current.namespace);
+    const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
+    if (prior) return prior;
+    return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
+  }
+
+  // ── the pipeline ──────────────────────────────────────────────────────────────────────────────
+
+  /** embed → resolve → relate → label → score → admit, for a batch of drafts of one command. */
+  private async plan(
+    ctx: DecideContext,
+    scope: ReadScope,
+    cmd: { namespace: string; purpose: string; idempotencyKey: string; changesetId?: string | undefined },
+    hash: string,
+    drafts: readonly Draft[],
+    episodeId: string | null,
+    suffixPrefix: string,
+  ): Promise<Planned> {
+    const refused: WriteReceipt[] = [];
+    const { maxTextChars, minTextChars } = this.d.admission.gates;
+    const kept = drafts.filter((dr) => {
+      const n = dr.statement.text.length;
+      if (n > maxTextChars || n < minTextChars) {
+        refused.push(
+          refusal(
+            `statement ${dr.index}: ${n > maxTextChars ? `longer than ${maxTextChars}` : `shorter than ${minTextChars}`} characters (quality gate)`,
+          ),
+        );
+        return false;
+      }
+      return true;
+    });
+    const names = [
+      ...new Set(kept.flatMap((dr) => dr.about.map((a) => a.alias ?? a.externalId ?? '').filter(Boolean))),
+    ];
+    const vectors = await this.d.embedder.embed([...kept.map((dr) => dr.statement.text), ...names]);
+    const cache = (v: Float32Array | undefined): EmbeddingCache | null =>
+      v ? { modelId: this.d.embedder.modelId, vector: [...v] } : null;
+    const nameVector = new Map(names.map((n, i) => [n, vectors[kept.length + i]]));
+
+    const events: LedgerEvent[] = [];
+    const fresh: Array<RelateCandidate & { vector: Float32Array | undefined; subjectKey: string }> = [];
+    const resolvedCache = new Map<
+      string,
+      { existingId?: string; sameAs?: { entityId: string; confidence: number } }
+    >();
+    const trust = (dr: Draft) => sourceTrust(ctx.principal, dr.source, dr.ext['muninn:verified'] === true);
+
+    for (const [i, dr] of kept.entries()) {
+      const vector = vectors[i];
+      const suffix = suffixPrefix ? `${suffixPrefix}${dr.index}` : '';
+      const confidence = scoreConfidence(trust(dr), dr.extractionConfidence, 0);
+      const isObservation = dr.class === OBSERVATION;
+
+      // Relate (observations are episodic: they are never merged, contested or superseded).
+      let decision: ReturnType<typeof classify> = { kind: 'INDEPENDENT' };
+      if (!isObservation) {
+        const stored = await this.d.store.relateCandidates(
+          scope,
+          cmd.namespace,
+          dr.statement.subject,
+          vector ? [...vector] : null,
+          8,
+        );
+        const local = fresh
+          .filter((f) => f.subjectKey === dr.statement.subject.trim().toLowerCase() || (vector && f.vector))
+          .map((f) => ({ ...f, cosine: vector && f.vector ? dot(vector, f.vector) : null }));
+        decision = classify(dr.statement, [...stored.filter((c) => c.class !== OBSERVATION), ...local]);
+      }
+      if (decision.kind === 'DUPLICATE') {
+        const target = decision.target;
+        events.push({
+          ...envelope(ctx, cmd, cmd.namespace, hash, suffix),
+          type: 'RecordReinforced',
+          schemaVersion: 1,
+          payload: {
+            recordId: target,
+            sources: [...dr.sources],
+            confidence: Math.min(0.99, confidence + 0.05),
+            reason: decision.reason,
+          },
+        });
+        continue;
+      }
+
+      // Resolve entities: exact alias or external id, then embedding neighbours; below the merge
+      // threshold a new entity with a tentative SAME_AS for review.
+      const resolved: ResolvedEntity[] = [];
+      const sameAs = new Map<string, { entityId: string; confidence: number }>();
+      const entityEmbeddings = new Map<string, EmbeddingCache>();
+      for (const ref of dr.about) {
+        const name = ref.alias ?? ref.externalId ?? '';
+        const key = `${ref.type ?? ''}\u0000${name.toLowerCase()}\u0000${ref.id ?? ''}`;
+        let r = resolvedCache.get(key);
+        if (!r) {
+          r = await this.resolveEntity(ctx.principal.tenant, ref, nameVector.get(name));
+          resolvedCache.set(key, r);
+        }
+        resolved.push({ ref, existingId: r.existingId });
+        if (!r.existingId && name) {
+          const id = entityIdFor(ctx.principal.tenant, ref.type, name);
+          const v = cache(nameVector.get(name));
+          if (v) entityEmbeddings.set(id, v);
+          if (r.sameAs) sameAs.set(id, r.sameAs);
+          // Later drafts in this batch find the entity as existing.
+          resolvedCache.set(key, { existingId: id });
+        }
+      }
+
+      const status = admit(this.d.admission, {
+        namespace: cmd.namespace,
+        class: dr.class,
+        sensitivity: dr.sensitivity,
+        confidence,
+        flags: dr.flags,
+        writerIsAgent: ctx.principal.actors.length > 0,
+      });
+      const proposeCmd: ProposeCommand = {
+        namespace: cmd.namespace,
+        class: dr.class,
+        statement: dr.statement,
+        about: [...dr.about],
+        sources: [...dr.sources],
+        validFrom: dr.validFrom,
+        ...(dr.validTo ? { validTo: dr.validTo } : {}),
+        sensitivity: dr.sensitivity,
+        ...(dr.rationale ? { rationale: dr.rationale } : {}),
+        purpose: cmd.purpose,
+        idempotencyKey: cmd.idempotencyKey,
+        ...(cmd.changesetId ? { changesetId: cmd.changesetId } : {}),
+        ext: { ...dr.ext },
+      };
+      const produced = decidePropose(ctx, proposeCmd, resolved, {
+        status: status.status,
+        confidence,
+        relation:
+          decision.kind === 'INDEPENDENT'
+            ? null
+            : {
+                kind: decision.kind,
+                target: decision.target,
+                confidence: decision.confidence,
+                reason: decision.reason,
+              },
+        reviewReasons: status.reasons,
+        flags: dr.flags,
+        embedding: cache(vector),
+        entityEmbeddings,
+        episodeId,
+        timeSource: dr.timeSource,
+        sameAs,
+        keySuffix: suffix,
+      });
+      // decidePropose hashes the per-statement command; all events of one command share its hash.
+      for (const e of produced) events.push({ ...e, commandHash: hash });
+      const proposed = produced[produced.length - 1];
+      if (proposed?.type === 'RecordProposed' && !isObservation) {
+        fresh.push({
+          id: proposed.payload.recordId,
+          subject: dr.statement.subject,
+          predicate: dr.statement.predicate,
+          object: dr.statement.object,
+          text: dr.statement.text,
+          status: status.status,
+          cosine: null,
+          vector,
+          subjectKey: dr.statement.subject.trim().toLowerCase(),
+        });
+      }
+    }
+    return { events, refused };
+  }
+
+  private async resolveEntity(
+    tenant: string,
+    ref: EntityRef,
+    vector: Float32Array | undefined,
+  ): Promise<{ existingId?: string; sameAs?: { entityId: string; confidence: number } }> {
+    const exact = await this.d.store.findEntity(tenant, ref);
+    if (exact) return { existingId: exact.id };
+    if (ref.id) throw badInput(`no entity with id ${ref.id}`);
+    if (!vector) return {};
+    const [best] = await this.d.store.entityNeighbours(tenant, [...vector], 1);
+    if (!best) return {};
+    if (best.cosine >= MERGE_THRESHOLD && (!ref.type || !best.type || ref.type === best.type))
+      return { existingId: best.id };
+    if (best.cosine >= SAME_AS_THRESHOLD)
+      return { sameAs: { entityId: best.id, confidence: Math.round(best.cosine * 1000) / 1000 } };
+    return {};
+  }
+
+  // ── commit and receipts ───────────────────────────────────────────────────────────────────────
+
+  private charge(principal: Principal, namespace: string, cost: number): void {
+    this.d.budget.charge(principal.tenant, principalKey(principal), namespace, cost);
+  }
+
+  /** The idempotency rule: same key and same input → the original receipt; another input → CONFLICT. */
+  private async priorReceipt(tenant: string, key: string, hash: string): Promise<WriteReceipt | undefined> {
+    const r = await this.d.store.receipt(tenant, key);
+    if (!r) return undefined;
+    if (r.commandHash !== hash) throw idempotencyConflict(key);
+    return settle(r, [r.eventId], null);
+  }
+
+  private async existing(principal: Principal, id: string, expectedVersion: number): Promise<RecordView> {
+    const current = await this.d.store.record(await this.d.policy.readScope(principal, undefined), id);
+    if (!current) throw notFound(`no record ${id}`);
+    // Versions only grow, so a stale expectedVersion can be refused before it reaches the ledger.
+    if (current.version !== expectedVersion) {
+      throw conflict(`expected version ${expectedVersion}, current version is ${current.version}`, {
+        currentVersion: current.version,
+      });
+    }
+    return current;
+  }
+
+  private async candidate(principal: Principal, id: string): Promise<RecordView> {
+    const current = await this.d.store.record(await this.d.policy.readScope(principal, undefined), id);
+    if (!current) throw notFound(`no proposal ${id}`);
+    if (current.status !== 'CANDIDATE') {
+      throw conflict(`proposal ${id} is ${current.status}, not waiting for review`, {
+        currentVersion: current.version,
+      });
+    }
+    return current;
+  }
+
+  private ctx(principal: Principal): DecideContext {
+    return { principal, now: this.d.clock.now(), newId: () => this.d.ids.uuid() };
+  }
+
+  /** Append, optionally wait for the projection, and read the receipt of `primaryId` (default: the last event). */
+  private async commit(
+    principal: Principal,
+    key: string,
+    hash: string,
+    events: LedgerEvent[],
+    wait: boolean,
+    primaryId?: string,
+  ): Promise<WriteReceipt> {
+    const positions = await this.d.ledger.append(events);
+    const last = positions[positions.length - 1]!;
+    const primary = events.find((e) => e.eventId === primaryId) ?? events[events.length - 1]!;
+    const position = `${last.partition}:${last.offset}`;
+    const eventIds = events.map((e) => e.eventId);
+    const recordId = 'recordId' in primary.payload ? primary.payload.recordId : null;
+    this.d.logger.info(
+      {
+        op: primary.type,
+        tenant: principal.tenant,
+        eventId: primary.eventId,
+        events: events.length,
+        position,
+      },
+      'appended',
+    );
+    const pending: WriteReceipt = {
+      outcome: 'PENDING',
+      recordId,
+      version: null,
+      reason: null,
+      eventIds,
+      position,
+    };
+    if (!wait) return pending;
+    if (!(await this.d.projection.waitFor(last.partition, last.offset, this.d.awaitTimeoutMs))) {
+      return {
+        ...pending,
+        reason: 'appended to the ledger; projection has not caught up within the await timeout',
+      };
+    }
+    const r = await this.d.store.receipt(principal.tenant, key);
+    if (!r) return { ...pending, reason: 'projected, but no receipt was found' };
+    if (r.eventId !== primary.eventId && r.commandHash !== hash) throw idempotencyConflict(key);
+    const mine = r.eventId === primary.eventId;
+    return settle(r, mine ? eventIds : [r.eventId], mine ? position : null);
+  }
+
+  /** An episode's answer: one receipt per statement (the episode's own receipt excluded), plus refusals. */
+  private async episodeReceipts(
+    tenant: string,
+    key: string,
+    refused: WriteReceipt[],
+    episode: WriteReceipt | null,
+    pendingEvents: LedgerEvent[] | null,
+  ): Promise<WriteReceipt[]> {
+    if (pendingEvents) {
+      return [
+        ...pendingEvents
+          .filter((e) => e.type === 'RecordProposed' || e.type === 'RecordReinforced')
+          .map((e) => ({
+            outcome: 'PENDING' as const,
+            recordId: 'recordId' in e.payload ? e.payload.recordId : null,
+            version: null,
+            reason: null,
+            eventIds: [e.eventId],
+            position: episode?.position ?? null,
+          })),
+        ...refused,
+      ];
+    }
+    const receipts = await this.d.store.receiptsByPrefix(tenant, key);
+    const statements = receipts.filter((r) => /#stmt:\d+$/.test(r.idempotencyKey));
+    statements.sort((a, b) => stmtIndex(a) - stmtIndex(b));
+    return [
+      ...statements.map((r) => ({
+        outcome: r.outcome,
+        recordId: r.recordId,
+        version: r.version,
+        reason: r.reason,
+        eventIds: [r.eventId],
+        position: null,
+      })),
+      ...refused,
+    ];
+  }
+}
+
+const MERGE_THRESHOLD = 0.92;
+const SAME_AS_THRESHOLD = 0.75;
+const CHUNK = 2000;
+
+function chunk(start: number, end: number): Array<{ start: number; end: number }> {
+  const out: Array<{ start: number; end: number }> = [];
+  for (let s = start; s < end; s += CHUNK) out.push({ start: s, end: Math.min(end, s + CHUNK) });
+  return out.length ? out : [{ start, end }];
+}
+
+const stmtIndex = (r: Receipt): number => Number(/#stmt:(\d+)$/.exec(r.idempotencyKey)?.[1] ?? 0);
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+const refusal = (reason: string): WriteReceipt => ({
+  outcome: 'REJECTED',
+  recordId: null,
+  version: null,
+  reason,
+  eventIds: [],
+  position: null,
+});
+
+const idempotencyConflict = (key: string) =>
+  conflict(`idempotency key ${JSON.stringify(key)} was already used with a different input`, {
+    idempotencyKey: key,
+  });
+
+/** A receipt as the writer sees it; a version conflict is an error (CONFLICT) on every path. */
+function settle(r: Receipt, eventIds: readonly string[], position: string | null): WriteReceipt {
+  if (r.outcome === 'CONFLICT') {
+    throw conflict(r.reason ?? 'version conflict', {
+      currentVersion: r.version ?? -1,
+      recordId: r.recordId ?? '',
+    });
+  }
+  return {
+    outcome: r.outcome,
+    recordId: r.recordId,
+    version: r.version,
+    reason: r.reason,
+    eventIds,
+    position,
+  };
+}
