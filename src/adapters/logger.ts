@@ -2,7 +2,11 @@ import { pino } from 'pino';
 import type { Logger } from '../ports/logger.ts';
 
 /** pino, writing JSON lines to stderr (stdout stays free for CLI output). */
-export function createLogger(level: string, name = 'muninn'): Logger {
+export function createLogger(
+  level: string,
+  name = 'muninn',
+  destination: NodeJS.WritableStream | undefined = undefined,
+): Logger {
   return pino(
     {
       name,
@@ -23,6 +27,6 @@ export function createLogger(level: string, name = 'muninn'): Logger {
         censor: '[redacted]',
       },
     },
-    pino.destination(2),
+    destination ?? pino.destination(2),
   );
 }

@@ -201,6 +201,9 @@ function fieldDef(
   return undefined;
 }
 
+/** Connection lists whose length is the parent's page size. */
+const CONNECTION_LISTS = new Set(['nodes', 'edges']);
+
 const isSize = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
 
 /**
@@ -241,7 +244,9 @@ export function operationCost(
   // which is sound because a named fragment always selects on its own type condition.
   const fragMemo = new Map<string, number>();
   const walking = new Set<string>();
-  const costOf = (set: SelectionSetNode, parent: GraphQLNamedType | undefined): number => {
+  // `paged`: the selection set belongs to a field that took a page size (first/limit/k); its connection
+  // list (`nodes`/`edges`) is that page and is not multiplied again.
+  const costOf = (set: SelectionSetNode, parent: GraphQLNamedType | undefined, paged = false): number => {
     let total = 0;
     for (const sel of set.selections) {
       switch (sel.kind) {
@@ -253,9 +258,11 @@ export function operationCost(
             const s = sizeOf(arg.value);
             if (s !== undefined) m = Math.max(m ?? 0, s);
           }
+          const sized = m !== undefined;
+          if (m === undefined && paged && CONNECTION_LISTS.has(sel.name.value)) m = 1;
           m ??= def && isListType(getNullableType(def.type)) ? DEFAULT_LIST_SIZE : 1;
           const inner = sel.selectionSet
-            ? costOf(sel.selectionSet, def ? getNamedType(def.type) : undefined)
+            ? costOf(sel.selectionSet, def ? getNamedType(def.type) : undefined, sized)
             : 0;
           total += 1 + m * inner;
           break;
@@ -264,18 +271,20 @@ export function operationCost(
           total += costOf(
             sel.selectionSet,
             sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : parent,
+            paged,
           );
           break;
         case Kind.FRAGMENT_SPREAD: {
           const name = sel.name.value;
-          let v = fragMemo.get(name);
+          const memoKey = `${name}${paged ? '#paged' : ''}`;
+          let v = fragMemo.get(memoKey);
           if (v === undefined) {
             const frag = fragments.get(name);
             if (!frag || walking.has(name)) break; // unknown fragment or cycle: counts as empty
             walking.add(name);
-            v = costOf(frag.selectionSet, schema.getType(frag.typeCondition.name.value));
+            v = costOf(frag.selectionSet, schema.getType(frag.typeCondition.name.value), paged);
             walking.delete(name);
-            fragMemo.set(name, v);
+            fragMemo.set(memoKey, v);
           }
           total += v;
           break;

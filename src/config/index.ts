@@ -51,7 +51,7 @@ export const ConfigSchema = z
     MUNINN_MAX_DEPTH: int(1, 100).default(10),
     MUNINN_MAX_ALIASES: int(1, 1000).default(30),
     MUNINN_MAX_TOKENS: int(100, 1_000_000).default(5000),
-    MUNINN_MAX_COST: int(1, 10_000_000).default(5000),
+    MUNINN_MAX_COST: int(1, 10_000_000).default(50_000),
     MUNINN_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(512 * 1024),
     MUNINN_MAX_TEXT_CHARS: int(16, 1_000_000).default(20_000),
     MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),

@@ -6,7 +6,7 @@ import { inject } from 'vitest';
 import { load, type Config } from '../../src/config/index.ts';
 import { startMuninn, type Muninn } from '../../src/main.ts';
 import { signDevToken, ensureDevKeys } from '../../src/adapters/auth/dev-keys.ts';
-import { silentLogger } from '../../src/ports/logger.ts';
+import { silentLogger, type Logger } from '../../src/ports/logger.ts';
 
 /** The stack's endpoints, as the global setup found or started them. */
 export const endpoints = () => ({ NEO4J_URI: inject('neo4jUri'), KAFKA_BROKERS: inject('kafkaBrokers') });
@@ -49,10 +49,13 @@ export interface GqlResult<T> {
   readonly errors: ReadonlyArray<{ message: string; extensions?: Record<string, unknown> }> | undefined;
 }
 
-export async function startApp(overrides: Record<string, string> = {}): Promise<TestApp> {
+export async function startApp(
+  overrides: Record<string, string> = {},
+  logger: Logger = silentLogger,
+): Promise<TestApp> {
   const config = testConfig(overrides);
   await ensureDevKeys(config.stateDir);
-  const m = await startMuninn(config, silentLogger);
+  const m = await startMuninn(config, logger);
   const url = m.api!.url;
   return {
     m,
