@@ -249,7 +249,15 @@ export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
   for (let v = wire.data.schemaVersion; v < known; v++) {
     const up = upcasters[type as EventType]?.[v];
     if (!up) return { ok: false, reason: `no upcaster for ${type} v${v}`, retryableAfterUpgrade: false };
-    cur = { ...up(cur), schemaVersion: v + 1 };
+    try {
+      cur = { ...up(cur), schemaVersion: v + 1 };
+    } catch (e) {
+      return {
+        ok: false,
+        reason: `upcasting ${type} v${v} failed: ${e instanceof Error ? e.message : String(e)}`,
+        retryableAfterUpgrade: true,
+      };
+    }
   }
   const typed = LedgerEvent.safeParse(cur);
   if (!typed.success)

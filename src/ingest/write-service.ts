@@ -104,6 +104,9 @@ const OBSERVATION: RecordClass = 'OBSERVATION';
  * projection and answers with the real outcome.
  */
 export class WriteService {
+  /** The stage times of the latest episode (for the ingest benchmark). */
+  lastTimes: StageTimes | undefined;
+
   constructor(private readonly d: WriteDeps) {}
 
   async propose(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
@@ -172,6 +175,8 @@ export class WriteService {
     const ctx = this.ctx(principal);
     const episodeId = uuidV5(`${principal.tenant}\u0000episode\u0000${cmd.idempotencyKey}`, MUNINN_NS);
 
+    const times = new StageTimes();
+    const tScreen = performance.now();
     // Screen and segment: the stored text is the screened text; every turn and chunk keeps its offsets.
     const turns: EpisodeTurn[] = [];
     const turnScreens: Array<ReturnType<typeof screen>> = [];
@@ -211,13 +216,11 @@ export class WriteService {
       },
     };
 
+    times.add('screen', performance.now() - tScreen);
     // Extract, then keep only statements whose every span lies inside the episode (uncited = dropped).
-    const extracted = await this.d.extractor.extract({
-      episodeId,
-      source: cmd.source,
-      occurredAt: cmd.occurredAt,
-      turns,
-    });
+    const extracted = await times.time('extract', () =>
+      this.d.extractor.extract({ episodeId, source: cmd.source, occurredAt: cmd.occurredAt, turns }),
+    );
     const drafts: Draft[] = [];
     const refused: WriteReceipt[] = [];
     for (const [i, st] of extracted.entries()) {
@@ -254,7 +257,7 @@ export class WriteService {
         source: cmd.source,
       });
     }
-    const planned = await this.plan(ctx, scope, cmd, hash, drafts, episodeId, '#stmt:');
+    const planned = await this.plan(ctx, scope, cmd, hash, drafts, episodeId, '#stmt:', times);
     const events = [episodeEvent, ...planned.events];
     this.charge(principal, cmd.namespace, events.length);
     this.d.logger.info(
@@ -265,6 +268,7 @@ export class WriteService {
         statements: extracted.length,
         events: events.length,
         refused: refused.length + planned.refused.length,
+        ms: times.rounded(),
       },
       'episode planned',
     );
@@ -275,13 +279,23 @@ export class WriteService {
       events,
       wait,
       episodeEvent.eventId,
+      times,
     );
+    this.lastTimes = times;
+    this.d.logger.info(
+      { op: 'ingestEpisode', tenant: principal.tenant, outcome: receipt.outcome, ms: times.rounded() },
+      'episode committed',
+    );
+    const statementEvents = planned.events.filter(
+      (e) => e.type === 'RecordProposed' || e.type === 'RecordReinforced',
+    ).length;
     return this.episodeReceipts(
       principal.tenant,
       cmd.idempotencyKey,
       [...refused, ...planned.refused],
       receipt,
       wait ? null : events,
+      receipt.outcome === 'PENDING' ? 0 : statementEvents,
     );
   }
 
@@ -369,6 +383,7 @@ export class WriteService {
     drafts: readonly Draft[],
     episodeId: string | null,
     suffixPrefix: string,
+    times: StageTimes = new StageTimes(),
   ): Promise<Planned> {
     const refused: WriteReceipt[] = [];
     const { maxTextChars, minTextChars } = this.d.admission.gates;
@@ -387,7 +402,9 @@ export class WriteService {
     const names = [
       ...new Set(kept.flatMap((dr) => dr.about.map((a) => a.alias ?? a.externalId ?? '').filter(Boolean))),
     ];
-    const vectors = await this.d.embedder.embed([...kept.map((dr) => dr.statement.text), ...names]);
+    const vectors = await times.time('embed', () =>
+      this.d.embedder.embed([...kept.map((dr) => dr.statement.text), ...names]),
+    );
     const cache = (v: Float32Array | undefined): EmbeddingCache | null =>
       v ? { modelId: this.d.embedder.modelId, vector: [...v] } : null;
     const nameVector = new Map(names.map((n, i) => [n, vectors[kept.length + i]]));
@@ -409,12 +426,14 @@ export class WriteService {
       // Relate (observations are episodic: they are never merged, contested or superseded).
       let decision: ReturnType<typeof classify> = { kind: 'INDEPENDENT' };
       if (!isObservation) {
-        const stored = await this.d.store.relateCandidates(
-          scope,
-          cmd.namespace,
-          dr.statement.subject,
-          vector ? [...vector] : null,
-          8,
+        const stored = await times.time('relate', () =>
+          this.d.store.relateCandidates(
+            scope,
+            cmd.namespace,
+            dr.statement.subject,
+            vector ? [...vector] : null,
+            8,
+          ),
         );
         const local = fresh
           .filter((f) => f.subjectKey === dr.statement.subject.trim().toLowerCase() || (vector && f.vector))
@@ -447,7 +466,9 @@ export class WriteService {
         const key = `${ref.type ?? ''}\u0000${name.toLowerCase()}\u0000${ref.id ?? ''}`;
         let r = resolvedCache.get(key);
         if (!r) {
-          r = await this.resolveEntity(ctx.principal.tenant, ref, nameVector.get(name));
+          r = await times.time('resolve', () =>
+            this.resolveEntity(ctx.principal.tenant, ref, nameVector.get(name)),
+          );
           resolvedCache.set(key, r);
         }
         resolved.push({ ref, existingId: r.existingId });
@@ -592,8 +613,9 @@ export class WriteService {
     events: LedgerEvent[],
     wait: boolean,
     primaryId?: string,
+    times: StageTimes = new StageTimes(),
   ): Promise<WriteReceipt> {
-    const positions = await this.d.ledger.append(events);
+    const positions = await times.time('append', () => this.d.ledger.append(events));
     const last = positions[positions.length - 1]!;
     const primary = events.find((e) => e.eventId === primaryId) ?? events[events.length - 1]!;
     const position = `${last.partition}:${last.offset}`;
@@ -618,14 +640,25 @@ export class WriteService {
       position,
     };
     if (!wait) return pending;
-    if (!(await this.d.projection.waitFor(last.partition, last.offset, this.d.awaitTimeoutMs))) {
+    if (
+      !(await times.time('await', () =>
+        this.d.projection.waitFor(last.partition, last.offset, this.d.awaitTimeoutMs),
+      ))
+    ) {
       return {
         ...pending,
         reason: 'appended to the ledger; projection has not caught up within the await timeout',
       };
     }
-    const r = await this.d.store.receipt(principal.tenant, key);
-    if (!r) return { ...pending, reason: 'projected, but no receipt was found' };
+    // Neo4j makes a commit's node updates visible before its index updates: the checkpoint can be seen a
+    // few ms before the receipt written in the same transaction is found by key. Read until it is.
+    const deadline = this.d.clock.now().getTime() + this.d.awaitTimeoutMs;
+    let r = await this.d.store.receipt(principal.tenant, key);
+    while (!r && this.d.clock.now().getTime() < deadline) {
+      await new Promise((res) => setTimeout(res, 5));
+      r = await this.d.store.receipt(principal.tenant, key);
+    }
+    if (!r) return { ...pending, reason: 'projected, but no receipt was found within the await timeout' };
     if (r.eventId !== primary.eventId && r.commandHash !== hash) throw idempotencyConflict(key);
     const mine = r.eventId === primary.eventId;
     return settle(r, mine ? eventIds : [r.eventId], mine ? position : null);
@@ -638,6 +671,7 @@ export class WriteService {
     refused: WriteReceipt[],
     episode: WriteReceipt | null,
     pendingEvents: LedgerEvent[] | null,
+    expectedStatements: number | null = null,
   ): Promise<WriteReceipt[]> {
     if (pendingEvents) {
       return [
@@ -654,8 +688,16 @@ export class WriteService {
         ...refused,
       ];
     }
-    const receipts = await this.d.store.receiptsByPrefix(tenant, key);
-    const statements = receipts.filter((r) => /#stmt:\d+$/.test(r.idempotencyKey));
+    const expected = expectedStatements ?? 0;
+    const deadline = this.d.clock.now().getTime() + this.d.awaitTimeoutMs;
+    const read = async () =>
+      (await this.d.store.receiptsByPrefix(tenant, key)).filter((r) => /#stmt:\d+$/.test(r.idempotencyKey));
+    let statements = await read();
+    // Same index-visibility lag as in commit(): wait until every statement's receipt can be read.
+    while (statements.length < expected && this.d.clock.now().getTime() < deadline) {
+      await new Promise((res) => setTimeout(res, 5));
+      statements = await read();
+    }
     statements.sort((a, b) => stmtIndex(a) - stmtIndex(b));
     return [
       ...statements.map((r) => ({
@@ -668,6 +710,25 @@ export class WriteService {
       })),
       ...refused,
     ];
+  }
+}
+
+/** Where a write's time went, per stage, for the log line and the ingest benchmark. */
+export class StageTimes {
+  readonly ms: Record<string, number> = {};
+  async time<T>(stage: string, fn: () => Promise<T> | T): Promise<T> {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      this.add(stage, performance.now() - t0);
+    }
+  }
+  add(stage: string, ms: number): void {
+    this.ms[stage] = (this.ms[stage] ?? 0) + ms;
+  }
+  rounded(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.ms).map(([k, v]) => [k, Math.round(v * 10) / 10]));
   }
 }
 
