@@ -20,16 +20,16 @@ import {
   type ResolvedEntity,
 } from '../domain/commands.ts';
 import { admit, type AdmissionPolicy } from '../domain/admission.ts';
-import { badInput, conflict, notFound } from '../domain/errors.ts';
-import type { EmbeddingCache, LedgerEvent } from '../domain/events.ts';
+import { badInput, conflict, MuninnError, notFound } from '../domain/errors.ts';
+import { LedgerEvent, type EmbeddingCache } from '../domain/events.ts';
 import type { Receipt } from '../domain/fold.ts';
-import type {
-  Outcome,
-  Sensitivity,
-  SourceSpan,
+import {
   Statement,
-  TimeSource,
-  RecordClass,
+  type Outcome,
+  type RecordClass,
+  type Sensitivity,
+  type SourceSpan,
+  type TimeSource,
 } from '../domain/model.ts';
 import type { Policy, ReadScope } from '../domain/policy.ts';
 import { principalKey, type Principal } from '../domain/principal.ts';
@@ -397,6 +397,13 @@ export class WriteService {
         );
         return false;
       }
+      // The statement must be what the ledger accepts (non-empty parts within their limits).
+      const shape = Statement.safeParse(dr.statement);
+      if (!shape.success) {
+        const problems = shape.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+        refused.push(refusal(`statement ${dr.index}: malformed (${problems})`));
+        return false;
+      }
       return true;
     });
     const names = [
@@ -615,6 +622,17 @@ export class WriteService {
     primaryId?: string,
     times: StageTimes = new StageTimes(),
   ): Promise<WriteReceipt> {
+    // Nothing reaches the ledger that the projector could not decode.
+    for (const e of events) {
+      const ok = LedgerEvent.safeParse(e);
+      if (!ok.success)
+        throw new MuninnError(
+          'INTERNAL',
+          `refusing to append a malformed ${e.type} event`,
+          {},
+          { cause: ok.error },
+        );
+    }
     const positions = await times.time('append', () => this.d.ledger.append(events));
     const last = positions[positions.length - 1]!;
     const primary = events.find((e) => e.eventId === primaryId) ?? events[events.length - 1]!;
@@ -697,6 +715,18 @@ export class WriteService {
     while (statements.length < expected && this.d.clock.now().getTime() < deadline) {
       await new Promise((res) => setTimeout(res, 5));
       statements = await read();
+    }
+    if (statements.length < expected) {
+      this.d.logger.warn(
+        {
+          op: 'ingestEpisode',
+          tenant,
+          expected,
+          found: statements.length,
+          keys: statements.map((r) => r.idempotencyKey),
+        },
+        'statement receipts missing',
+      );
     }
     statements.sort((a, b) => stmtIndex(a) - stmtIndex(b));
     return [

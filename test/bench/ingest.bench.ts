@@ -35,7 +35,7 @@ const config = load({
   MUNINN_LEDGER_TOPIC: `muninn.bench.ingest.${suffix}`,
   MUNINN_DLQ_TOPIC: `muninn.bench.ingest.${suffix}.dlq`,
   MUNINN_PROJECTOR_GROUP: `bench-ingest-${suffix}`,
-  MUNINN_AWAIT_TIMEOUT_MS: '120000',
+  MUNINN_AWAIT_TIMEOUT_MS: process.env['BENCH_AWAIT_MS'] ?? '120000',
 });
 const stages: Record<string, number> = {};
 const logs = new PassThrough();
@@ -46,13 +46,14 @@ logs.on('data', (b: Buffer) => {
   while ((i = buf.indexOf('\n')) >= 0) {
     const line = buf.slice(0, i);
     buf = buf.slice(i + 1);
+    if (/"level":(40|50|60)/.test(line) || line.includes('batch applied')) console.error(line);
     if (!line.includes('"episode committed"')) continue;
     const ms = (JSON.parse(line) as { ms: Record<string, number> }).ms;
     for (const [k, v] of Object.entries(ms)) stages[k] = (stages[k] ?? 0) + v;
   }
 });
 await ensureDevKeys(stateDir);
-const m = await startMuninn(config, createLogger('info', 'muninn', logs));
+const m = await startMuninn(config, createLogger(process.env['BENCH_LOG_LEVEL'] ?? 'info', 'muninn', logs));
 const token = await signDevToken({
   stateDir,
   issuer: config.auth.issuer,
@@ -100,6 +101,9 @@ for (const ep of episodes) {
   };
   if (!body.data) throw new Error(JSON.stringify(body.errors));
   perEpisode.push(performance.now() - t);
+  process.stderr.write(
+    `\r${perEpisode.length}/${episodes.length} sessions (last ${(performance.now() - t).toFixed(0)} ms)   `,
+  );
   turns += ep.turns.length;
   records += body.data.ingestEpisode.filter((r) => r.outcome !== 'REJECTED').length;
 }

@@ -194,7 +194,7 @@ export class KafkaLedger implements Ledger {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: 1,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
+      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
         if (!isRunning() || isStale() || batch.messages.length === 0) return;
         // The checkpoint in the graph is the truth. If the broker's committed offset is ahead of it
         // (e.g. the graph was rebuilt), rewind; skipping behind it is done inside the transaction.
@@ -216,6 +216,9 @@ export class KafkaLedger implements Ledger {
           heartbeat,
         });
         const last = batch.messages[batch.messages.length - 1]!.offset;
+        // Without auto-resolve, KafkaJS fetches from the last *resolved* offset: resolve, or the same
+        // batch comes back forever once it fills a whole fetch.
+        resolveOffset(last);
         await consumer.commitOffsets([
           { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) },
         ]);
@@ -254,7 +257,7 @@ export class KafkaLedger implements Ledger {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, heartbeat }) => {
+      eachBatch: async ({ batch, heartbeat, resolveOffset }) => {
         const end = ends.get(batch.partition) ?? 0n;
         const msgs = batch.messages.filter((m) => BigInt(m.offset) < end);
         for (let i = 0; i < msgs.length; i += maxBatch) {
@@ -270,6 +273,7 @@ export class KafkaLedger implements Ledger {
           });
         }
         const last = batch.messages[batch.messages.length - 1];
+        if (last) resolveOffset(last.offset);
         if (last && BigInt(last.offset) + 1n >= end) {
           pending.delete(batch.partition);
           consumer.pause([{ topic: batch.topic, partitions: [batch.partition] }]);
