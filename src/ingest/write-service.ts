@@ -232,7 +232,9 @@ export class WriteService {
       const citedTurns = turns.filter((t) => cited.some((sp) => sp.start < t.end && sp.end > t.start));
       const screens = citedTurns.map((t) => turnScreens[t.index]!);
       const time =
-        st.class === OBSERVATION && !st.timeExpression
+        // An observation is the utterance itself: it happened when the episode did. Time phrases inside
+        // it date what it talks about, which the typed statements extracted from it carry.
+        st.class === OBSERVATION
           ? { validFrom: cmd.occurredAt, validTo: null, timeSource: 'STATED' as const }
           : resolveTime(st.timeExpression, cmd.occurredAt);
       drafts.push({
@@ -247,7 +249,7 @@ export class WriteService {
         about: st.about.map((a) => ({ alias: a.name, ...(a.type ? { type: a.type } : {}) })),
         sources: cited.map((sp) => ({ episodeId, start: sp.start, end: sp.end, label: sp.label })),
         validFrom: time.validFrom,
-        validTo: st.class === OBSERVATION || st.class === 'EVENT' ? time.validTo : null,
+        validTo: st.class === 'EVENT' ? time.validTo : null,
         timeSource: time.timeSource,
         sensitivity: highWaterMark([cmd.sensitivity, ...screens.map((s) => s.labelFloor)]),
         flags: [...new Set(screens.flatMap((s) => s.reasons.filter((r) => !r.startsWith('secret:'))))].sort(),
