@@ -13,7 +13,9 @@ export default tseslint.config(
     extends: [tseslint.configs.base],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.mjs'] })] },
+    settings: {
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.mjs'] })],
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
@@ -34,8 +36,18 @@ export default tseslint.config(
         'error',
         {
           zones: [
-            { target: './src/domain', from: './src', except: ['./domain'], message: 'domain imports nothing of ours' },
-            { target: './src/ports', from: './src', except: ['./domain', './ports'], message: 'ports import only the domain' },
+            {
+              target: './src/domain',
+              from: './src',
+              except: ['./domain'],
+              message: 'domain imports nothing of ours',
+            },
+            {
+              target: './src/ports',
+              from: './src',
+              except: ['./domain', './ports'],
+              message: 'ports import only the domain',
+            },
             ...useCases.map((u) => ({
               target: `./src/${u}`,
               from: './src',
@@ -44,14 +56,24 @@ export default tseslint.config(
             })),
             { target: './src/api', from: './src/adapters', message: 'the API never imports adapters' },
             { target: './src/mcp', from: './src/adapters', message: 'MCP never imports adapters' },
-            { target: './src/adapters', from: ['./src/api', './src/mcp', './src/cli'], message: 'adapters do not depend on surfaces' },
+            {
+              target: './src/adapters',
+              from: ['./src/api', './src/mcp', './src/cli'],
+              message: 'adapters do not depend on surfaces',
+            },
           ],
         },
       ],
     },
   },
   {
-    files: ['src/domain/**/*.ts', 'src/ports/**/*.ts', 'src/api/**/*.ts', 'src/mcp/**/*.ts', ...useCases.map((u) => `src/${u}/**/*.ts`)],
+    files: [
+      'src/domain/**/*.ts',
+      'src/ports/**/*.ts',
+      'src/api/**/*.ts',
+      'src/mcp/**/*.ts',
+      ...useCases.map((u) => `src/${u}/**/*.ts`),
+    ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -23,17 +23,15 @@ const Bucket = z.object({ perMinute: z.number().positive(), burst: z.number().in
 export const AdmissionPolicy = z.object({
   version: z.string().default('default-1'),
   /** A proposal auto-admits when ANY rule matches and nothing in `review` applies. */
-  autoAdmit: z
-    .array(AdmissionRule)
-    .default([
-      {
-        namespaces: ['**'],
-        classes: [...RecordClasses.filter((c) => c !== 'NORMATIVE')],
-        writers: 'any',
-        maxSensitivity: 'CONFIDENTIAL',
-        minConfidence: 0.2,
-      },
-    ]),
+  autoAdmit: z.array(AdmissionRule).default([
+    {
+      namespaces: ['**'],
+      classes: [...RecordClasses.filter((c) => c !== 'NORMATIVE')],
+      writers: 'any',
+      maxSensitivity: 'CONFIDENTIAL',
+      minConfidence: 0.2,
+    },
+  ]),
   review: z
     .object({
       /** Classes that always wait for a reviewer. */
