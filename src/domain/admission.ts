@@ -101,11 +101,22 @@ export function admit(
       r.classes.includes(p.class) &&
       (r.writers === 'any' || (r.writers === 'agents') === p.writerIsAgent),
   );
-  if (matching.length === 0)
+  // One rule must admit the proposal on every count; the checks apart only choose the reason shown.
+  const admitting = matching.some(
+    (r) => rank(p.sensitivity) <= rank(r.maxSensitivity) && p.confidence >= r.minConfidence,
+  );
+  if (matching.length === 0) {
     reasons.push(`review:scope — no auto-admit rule covers ${p.class} in ${p.namespace} for this writer`);
-  else if (!matching.some((r) => rank(p.sensitivity) <= rank(r.maxSensitivity)))
-    reasons.push(`review:sensitivity — ${p.sensitivity} needs a reviewer`);
-  else if (!matching.some((r) => p.confidence >= r.minConfidence))
-    reasons.push(`review:confidence — ${p.confidence.toFixed(2)} is below the auto-admit threshold`);
+  } else if (!admitting) {
+    if (!matching.some((r) => rank(p.sensitivity) <= rank(r.maxSensitivity))) {
+      reasons.push(`review:sensitivity — ${p.sensitivity} needs a reviewer`);
+    } else if (!matching.some((r) => p.confidence >= r.minConfidence)) {
+      reasons.push(`review:confidence — ${p.confidence.toFixed(2)} is below the auto-admit threshold`);
+    } else {
+      reasons.push(
+        `review:policy — no single auto-admit rule allows ${p.sensitivity} at confidence ${p.confidence.toFixed(2)}`,
+      );
+    }
+  }
   return reasons.length ? { status: 'CANDIDATE', reasons } : { status: 'ACTIVE', reasons: [] };
 }

@@ -49,8 +49,8 @@ export class WriteBudget {
 
   private refill(key: string, spec: BucketSpec, now: number): Bucket {
     const b = this.buckets.get(key) ?? { tokens: spec.burst, at: now };
-    b.tokens = Math.min(spec.burst, b.tokens + ((now - b.at) / 60_000) * spec.perMinute);
-    b.at = now;
+    b.tokens = Math.min(spec.burst, b.tokens + (Math.max(0, now - b.at) / 60_000) * spec.perMinute);
+    b.at = Math.max(b.at, now);
     this.buckets.set(key, b);
     return b;
   }

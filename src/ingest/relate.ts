@@ -55,7 +55,7 @@ const norm = (s: string): string =>
   canonicalText(s)
     .toLowerCase()
     .replace(/[.!?]+$/, '');
-const negated = (p: string): boolean => /\b(not|no longer|never)\b/.test(p);
+const negated = (p: string): boolean => /\b(not|no longer|never)\b/.test(norm(p));
 const basePredicate = (p: string): string =>
   norm(p)
     .replace(/\b(not|no longer|never)\s*/g, '')
@@ -73,7 +73,11 @@ export function classify(s: RelateStatement, candidates: readonly RelateCandidat
     const sameText = norm(c.text) === norm(s.text);
     const sameTriple =
       sameSP(c) && norm(c.predicate) === norm(s.predicate) && norm(c.object) === norm(s.object);
-    if (sameText || sameTriple || (c.cosine ?? 0) >= 0.97) {
+    // Near-identical wording is a repeat only when it does not say something else about the same thing:
+    // "uses Postgres 14" vs "uses Postgres 16", or "is" vs "is not", are left to the rules below.
+    const differs =
+      sameSP(c) && (norm(c.object) !== norm(s.object) || negated(c.predicate) !== negated(s.predicate));
+    if (sameText || sameTriple || ((c.cosine ?? 0) >= 0.97 && !differs)) {
       const why = sameText
         ? 'same wording'
         : sameTriple

@@ -63,6 +63,8 @@ export interface RecordQuery {
   readonly aboutEntityIds?: readonly string[] | undefined;
   readonly predicate?: string | undefined;
   readonly textContains?: string | undefined;
+  /** Only what one session, job or import produced. */
+  readonly changesetId?: string | undefined;
 }
 
 export interface Page<T> {
@@ -152,7 +154,12 @@ export interface GraphStore {
   entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]>;
   findEntity(
     tenant: string,
-    ref: { id?: string | undefined; alias?: string | undefined; externalId?: string | undefined },
+    ref: {
+      id?: string | undefined;
+      alias?: string | undefined;
+      externalId?: string | undefined;
+      type?: string | undefined;
+    },
   ): Promise<EntityState | undefined>;
   /**
    * Candidates for relate, inside the caller's scope and the statement's overlapping namespaces (its

@@ -142,6 +142,7 @@ export class Neo4jGraphStore implements GraphStore {
       about: q.aboutEntityIds ?? null,
       predicate: q.predicate ?? null,
       text: q.textContains?.toLowerCase() ?? null,
+      changeset: q.changesetId ?? null,
       knownAt: asOf.knownAt ?? END_OF_TIME,
       validAt: asOf.validAt ?? null,
       eot: END_OF_TIME,
@@ -159,6 +160,7 @@ export class Neo4jGraphStore implements GraphStore {
       'records.list',
       `MATCH (n:Record) WHERE ${SCOPE_WHERE} AND (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/') AND n.id > $after
          AND ($classes IS NULL OR n.class IN $classes)
+         AND ($changeset IS NULL OR n.changesetId = $changeset)
          AND ($about IS NULL OR EXISTS { MATCH (n)-[:ABOUT]->(e:Entity) WHERE e.id IN $about })
        ${revisionMatch}
        WITH n, v WHERE (CASE WHEN $statuses IS NULL THEN v.status IN $statusDefault ELSE v.status IN $statuses END)
@@ -202,16 +204,29 @@ export class Neo4jGraphStore implements GraphStore {
 
   async findEntity(
     tenant: string,
-    ref: { id?: string | undefined; alias?: string | undefined; externalId?: string | undefined },
+    ref: {
+      id?: string | undefined;
+      alias?: string | undefined;
+      externalId?: string | undefined;
+      type?: string | undefined;
+    },
   ): Promise<EntityState | undefined> {
+    // An alias names an entity of a type: "Mercury" the planet is not "Mercury" the project.
     const res = await this.db.read(
       'entity.find',
       `MATCH (e:Entity {tenant: $tenant})
        WHERE ($id IS NOT NULL AND e.id = $id)
           OR ($ext IS NOT NULL AND $ext IN e.externalIds)
-          OR ($alias IS NOT NULL AND (toLower(e.name) = $alias OR $alias IN e.aliases))
+          OR ($alias IS NOT NULL AND (toLower(e.name) = $alias OR $alias IN e.aliases)
+              AND ($type IS NULL OR e.type IS NULL OR e.type = $type))
        RETURN e ORDER BY e.id LIMIT 1`,
-      { tenant, id: ref.id ?? null, ext: ref.externalId ?? null, alias: ref.alias?.toLowerCase() ?? null },
+      {
+        tenant,
+        id: ref.id ?? null,
+        ext: ref.externalId ?? null,
+        alias: ref.alias?.toLowerCase() ?? null,
+        type: ref.type ?? null,
+      },
     );
     const r = res.records[0];
     return r ? toEntity(r.get('e').properties) : undefined;
@@ -243,7 +258,9 @@ export class Neo4jGraphStore implements GraphStore {
       params,
     );
     // The ANN index answers before any WHERE: over-fetch, then keep what the scope allows.
-    const byVector = vector
+    // The ANN index answers before any WHERE: over-fetch, and when that leaves fewer than k inside the
+    // scope (the entitled set is small next to everything else), score the scoped records exactly.
+    let byVector = vector
       ? await this.db.read(
           'relate.byVector',
           `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
@@ -252,6 +269,15 @@ export class Neo4jGraphStore implements GraphStore {
           { ...params, vector: [...vector], fetch: Math.max(100, k * 20) },
         )
       : null;
+    if (vector && byVector && byVector.records.length < k) {
+      byVector = await this.db.read(
+        'relate.byVectorExact',
+        `MATCH (n:Record {tenant: $tenant}) WHERE ${where} AND n.embedding IS NOT NULL
+         WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+         ORDER BY score DESC LIMIT toInteger($k) ${ret}, score`,
+        { ...params, vector: [...vector] },
+      );
+    }
     const out = new Map<string, RelatedCandidate>();
     for (const r of [...bySubject.records, ...(byVector?.records ?? [])]) {
       const score = r.get('score') as number | null;
@@ -310,12 +336,13 @@ export class Neo4jGraphStore implements GraphStore {
     vector: readonly number[],
     k: number,
   ): Promise<Array<EntityState & { cosine: number }>> {
+    // Exact within the tenant: other tenants' entities must never crowd this tenant's out of an ANN top-k.
     const res = await this.db.read(
       'entity.neighbours',
-      `CALL db.index.vector.queryNodes('entity_embedding', toInteger($fetch), $vector) YIELD node AS e, score
-       WHERE e.tenant = $tenant
-       RETURN e, score ORDER BY score DESC LIMIT toInteger($k)`,
-      { tenant, vector: [...vector], k, fetch: Math.max(50, k * 20) },
+      `MATCH (e:Entity {tenant: $tenant}) WHERE e.embedding IS NOT NULL
+       WITH e, vector.similarity.cosine(e.embedding, $vector) AS score
+       RETURN e, score ORDER BY score DESC, e.id LIMIT toInteger($k)`,
+      { tenant, vector: [...vector], k },
     );
     return res.records.map((r) => ({
       ...toEntity(r.get('e').properties),
