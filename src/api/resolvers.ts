@@ -83,6 +83,7 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
             aboutEntityIds,
             predicate: f['predicate'] as string | undefined,
             textContains: f['textContains'] as string | undefined,
+            changesetId: f['changesetId'] as string | undefined,
           },
           asOfArg(a['asOf']),
           first,

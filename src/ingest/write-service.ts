@@ -259,7 +259,9 @@ export class WriteService {
         source: cmd.source,
       });
     }
-    const planned = await this.plan(ctx, scope, cmd, hash, drafts, episodeId, '#stmt:', times);
+    // What one episode produced is one changeset unless the writer groups it into a larger one.
+    const grouped = { ...cmd, changesetId: cmd.changesetId ?? `episode:${episodeId}` };
+    const planned = await this.plan(ctx, scope, grouped, hash, drafts, episodeId, '#stmt:', times);
     const events = [episodeEvent, ...planned.events];
     this.charge(principal, cmd.namespace, events.length);
     this.d.logger.info(
