@@ -1,0 +1,168 @@
+import { badInput } from '../domain/errors.ts';
+import type { RecordClass } from '../domain/model.ts';
+
+/**
+ * Recall recipes: which arms run and how their fused ranks are blended with policy signals. A recipe is
+ * data, never code: the pipeline reads these numbers and has no other knobs. Changing how recall ranks
+ * means adding or editing a recipe here (and evaluating it), not adding an `if` somewhere.
+ */
+
+/** The signals a blend combines, in the fixed order they are summed (so scores are bit-for-bit stable). */
+export const SIGNALS = [
+  'rrf',
+  'scopeProximity',
+  'authority',
+  'confidence',
+  'recency',
+  'classPriority',
+  'utility',
+] as const;
+export type Signal = (typeof SIGNALS)[number];
+
+export interface RecipeArms {
+  /** Neo4j fulltext (BM25): names, codes, error strings. */
+  readonly lexical: boolean;
+  /** Neo4j vector index: paraphrase. */
+  readonly vector: boolean;
+  /** 1–2 hops from anchor entities over ABOUT / APPLIES_TO / PART_OF. */
+  readonly graph: boolean;
+  /** Scope inheritance: walk up the namespace path. */
+  readonly scope: boolean;
+}
+
+export interface Recipe {
+  readonly name: string;
+  readonly arms: RecipeArms;
+  /** How many candidates each arm returns before fusion. */
+  readonly perArmK: number;
+  /** The reciprocal-rank-fusion constant (60 in the literature and here). */
+  readonly rrfK: number;
+  /**
+   * Weights of the blend. Every signal value lies in [0, 1] except `utility` in [-1, 1]; the final score
+   * is Σ weight × value. `rrf` is the fused relevance normalised by its best possible value.
+   */
+  readonly weights: Readonly<Record<Signal, number>>;
+  /** Base priority per class in [0, 1]; absent = 0. Query-intent hints are added on top (then clamped). */
+  readonly classPriority: Readonly<Partial<Record<RecordClass, number>>>;
+  /** Recency halves every this many days. */
+  readonly recencyHalfLifeDays: number;
+  /** Two items at or above this cosine are near-duplicates; the lower-scored one is dropped. */
+  readonly nearDuplicateCosine: number;
+}
+
+const WEIGHTS: Recipe['weights'] = {
+  rrf: 0.6,
+  scopeProximity: 0.1,
+  authority: 0.08,
+  confidence: 0.08,
+  recency: 0.05,
+  classPriority: 0.05,
+  utility: 0.04,
+};
+
+const CLASS_PRIORITY: Recipe['classPriority'] = {
+  NORMATIVE: 0.7,
+  CONSTRAINT: 0.7,
+  DECISION: 0.6,
+  PROCEDURE: 0.6,
+  FACT: 0.5,
+  PREFERENCE: 0.5,
+  EVENT: 0.4,
+  OBSERVATION: 0.3,
+};
+
+const base = {
+  perArmK: 50,
+  rrfK: 60,
+  weights: WEIGHTS,
+  classPriority: CLASS_PRIORITY,
+  recencyHalfLifeDays: 180,
+  nearDuplicateCosine: 0.92,
+} as const;
+
+function freeze(r: Recipe): Recipe {
+  Object.freeze(r.arms);
+  Object.freeze(r.weights);
+  Object.freeze(r.classPriority);
+  return Object.freeze(r);
+}
+
+/** The named recipes. `hybrid` is the default. */
+export const RECIPES: Readonly<Record<string, Recipe>> = Object.freeze({
+  hybrid: freeze({
+    name: 'hybrid',
+    arms: { lexical: true, vector: true, graph: true, scope: true },
+    ...base,
+  }),
+  bm25: freeze({
+    name: 'bm25',
+    arms: { lexical: true, vector: false, graph: false, scope: false },
+    ...base,
+  }),
+  vector: freeze({
+    name: 'vector',
+    arms: { lexical: false, vector: true, graph: false, scope: false },
+    ...base,
+  }),
+});
+
+export const DEFAULT_RECIPE = 'hybrid';
+
+/** The recipe of that name (default `hybrid`). An unknown name is the caller's mistake: BAD_USER_INPUT. */
+export function getRecipe(name: string = DEFAULT_RECIPE): Recipe {
+  const r = Object.hasOwn(RECIPES, name) ? RECIPES[name] : undefined;
+  if (!r) throw badInput(`unknown recall recipe "${name}"`, { recipe: name, known: Object.keys(RECIPES) });
+  return r;
+}
+
+/** How much a recognised query intent raises a class's priority (added to the recipe's base). */
+const HINT = 0.3;
+
+const INTENTS: ReadonlyArray<{ re: RegExp; classes: readonly RecordClass[] }> = [
+  {
+    // "how should I …", "how do we …", "how to …", "what's the right way to …", "steps to …"
+    re: /\bhow\s+(?:should|do|does|can|could|would|must|to)\b|\b(?:what(?:'s|\s+is)\s+the\s+(?:best\s+|right\s+|correct\s+)?way\s+to|steps\s+to)\b/i,
+    classes: ['PROCEDURE', 'CONSTRAINT'],
+  },
+  {
+    // "can I …", "am I allowed …", "is it ok to …", "are we permitted …", "must we …", "rules for …"
+    re: /^\s*(?:can|may|must)\s+(?:i|we)\b|\b(?:allowed|permitted|forbidden|is\s+it\s+ok(?:ay)?\s+to|rules?\s+(?:for|on|about))\b/i,
+    classes: ['CONSTRAINT', 'NORMATIVE'],
+  },
+  {
+    // "what is …", "who is …", "what's …", "where are …", "which … is"
+    re: /\b(?:what|who|where|which)(?:'s|\s+(?:is|are|was|were))\b/i,
+    classes: ['FACT'],
+  },
+  {
+    // "why did we …", "why do they …", "why was …", "what was the reason …"
+    re: /\bwhy\s+(?:did|do|does|was|were|is|are|have|has|had)\b|\b(?:reason|rationale)\s+(?:for|behind|why)\b/i,
+    classes: ['DECISION'],
+  },
+  {
+    // "when did …", "what happened …"
+    re: /\bwhen\s+(?:did|was|were)\b|\bwhat\s+happened\b/i,
+    classes: ['EVENT'],
+  },
+  {
+    // "does X prefer …", "what does X like"
+    re: /\b(?:prefer(?:s|red|ence)?|favou?rite)\b/i,
+    classes: ['PREFERENCE'],
+  },
+];
+
+/**
+ * Query-intent hints: classes the wording of the question asks for, with the boost to add to their
+ * priority. "How should I…" favours procedures and constraints, "what is…" facts, "why did we…"
+ * decisions. Pure and total: any string, including an empty one, gives a (possibly empty) map.
+ */
+export function classHints(query: string): Partial<Record<RecordClass, number>> {
+  const out: Partial<Record<RecordClass, number>> = {};
+  if (typeof query !== 'string') return out;
+  const q = query.slice(0, 2000);
+  for (const { re, classes } of INTENTS) {
+    if (!re.test(q)) continue;
+    for (const c of classes) out[c] = HINT;
+  }
+  return out;
+}
