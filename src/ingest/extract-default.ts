@@ -51,6 +51,7 @@
  *    never inside a secret ref.
  */
 import { badInput } from '../domain/errors.ts';
+import { isConversationalRole } from '../ports/extractor.ts';
 import type {
   CitedSpan,
   EpisodeTurn,
@@ -62,28 +63,8 @@ import { canonicalText, findTimeExpression } from './normalize.ts';
 
 export const DEFAULT_EXTRACTOR_ID = 'default-extractor@1';
 
-// ---------------------------------------------------------------------------------------------------------
-// Roles
-// ---------------------------------------------------------------------------------------------------------
-
-const NON_CONVERSATIONAL_ROLES: ReadonlySet<string> = new Set([
-  'system',
-  'developer',
-  'tool',
-  'tools',
-  'function',
-  'tool_call',
-  'tool_calls',
-  'tool_use',
-  'tool_result',
-  'function_call',
-  'function_result',
-  'ipython',
-]);
-
-/** True for turns whose text is conversation (people or agents talking), false for system/tool traffic. */
-export const isConversationalRole = (role: string): boolean =>
-  !NON_CONVERSATIONAL_ROLES.has(role.trim().toLowerCase());
+/** Re-exported: the role rule belongs to the Extractor port, shared by every extractor. */
+export { isConversationalRole } from '../ports/extractor.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Sentences

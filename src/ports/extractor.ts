@@ -50,3 +50,23 @@ export interface Extractor {
   readonly id: string;
   extract(input: ExtractionInput): Promise<ExtractedStatement[]>;
 }
+
+/** Roles whose turns are system or tool traffic, never conversation: no extractor reads them. */
+const NON_CONVERSATIONAL_ROLES: ReadonlySet<string> = new Set([
+  'system',
+  'developer',
+  'tool',
+  'tools',
+  'function',
+  'tool_call',
+  'tool_calls',
+  'tool_use',
+  'tool_result',
+  'function_call',
+  'function_result',
+  'ipython',
+]);
+
+/** True for turns whose text is conversation (people or agents talking), false for system/tool traffic. */
+export const isConversationalRole = (role: string): boolean =>
+  !NON_CONVERSATIONAL_ROLES.has(role.trim().toLowerCase());

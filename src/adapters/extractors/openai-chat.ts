@@ -27,12 +27,13 @@
 import { z } from 'zod';
 import { badInput, MuninnError, unavailable } from '../../domain/errors.ts';
 import { RecordClasses } from '../../domain/model.ts';
-import type {
-  CitedSpan,
-  EpisodeTurn,
-  ExtractedStatement,
-  ExtractionInput,
-  Extractor,
+import {
+  isConversationalRole,
+  type CitedSpan,
+  type EpisodeTurn,
+  type ExtractedStatement,
+  type ExtractionInput,
+  type Extractor,
 } from '../../ports/extractor.ts';
 import { silentLogger, type Logger } from '../../ports/logger.ts';
 
@@ -163,21 +164,6 @@ const StatementReply = z.object({
     .transform((a) => a ?? []),
   timeExpression: z.string().nullish(),
 });
-
-const NON_CONVERSATIONAL_ROLES: ReadonlySet<string> = new Set([
-  'system',
-  'developer',
-  'tool',
-  'tools',
-  'function',
-  'tool_call',
-  'tool_calls',
-  'tool_use',
-  'tool_result',
-  'function_call',
-  'function_result',
-  'ipython',
-]);
 
 const squash = (s: string): string => s.replace(/\s+/g, ' ').trim();
 const blankOrNull = (s: string | null | undefined): string | null => {
@@ -402,9 +388,7 @@ export function createChatExtractor(options: ChatExtractorOptions): Extractor {
   return {
     id: escalationModel ? `chat:${model}>${escalationModel}` : `chat:${model}`,
     async extract(input: ExtractionInput): Promise<ExtractedStatement[]> {
-      const turns = input.turns.filter(
-        (t) => !NON_CONVERSATIONAL_ROLES.has(t.role.trim().toLowerCase()) && t.text.trim() !== '',
-      );
+      const turns = input.turns.filter((t) => isConversationalRole(t.role) && t.text.trim() !== '');
       if (turns.length === 0) return [];
       const first = await call(model, input, turns);
       if (!escalationModel) return first;
