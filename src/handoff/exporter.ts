@@ -1,0 +1,149 @@
+/**
+ * `muninn outbox export` — one manual exporter run.
+ *
+ * list sessions → screen against the allowlist (non-allowlisted sessions are never fetched) → fetch →
+ * qualify (twice-observed quiescent window) → minimize → secret re-check of the built object → publish the
+ * object → append a manifest → persist observation state. The outcome carries counts, reason codes and object
+ * ids/sequences only — never transcript text, raw identifiers or key material.
+ *
+ * Crash safety: state is saved only after the manifest exists. A crash in between makes the next run
+ * re-qualify the same content, find the identical object (verified) and the manifest that already names it,
+ * so nothing is duplicated.
+ */
+import type {
+  Clock,
+  ObservationState,
+  ObservationStore,
+  PseudonymKey,
+  SecretDetector,
+  SessionSource,
+} from './ports.ts';
+import { appendManifest, publishObject, type LockOptions, type PublishHooks } from './outbox.ts';
+import { minimize } from './minimize.ts';
+import { createPseudonymizer } from './pseudonym.ts';
+import { qualify, screenSummary, type QualifyConfig, type ReasonCode } from './qualify.ts';
+
+export interface ExporterDeps {
+  source: SessionSource;
+  store: ObservationStore;
+  clock: Clock;
+  detectSecret: SecretDetector;
+  key: PseudonymKey;
+  hooks?: PublishHooks;
+  lock?: LockOptions;
+}
+
+export interface ExportConfig extends QualifyConfig {
+  outboxDir: string;
+}
+
+export type OutcomeReason = ReasonCode | 'PUBLISH_FAILED';
+
+export interface ExportOutcome {
+  considered: number;
+  published: number;
+  deferred: number;
+  rejected: number;
+  unchanged: number;
+  failed: number;
+  reasons: Partial<Record<OutcomeReason, number>>;
+  manifests: { seq: number; objectId: string; created: boolean }[];
+}
+
+/** Built-in fail-closed floor for the secret screen: credential-bearing URLs even if the injected detector misses. */
+const USERINFO_URL = /\b[a-z][a-z0-9+.-]*:\/\/[^\s/?#@]+@/i;
+const CREDENTIAL_PARAM =
+  /[?&#;](?:access_?token|token|api_?key|apikey|key|secret|password|passwd|pwd|auth|authorization|sig|signature|client_secret|session|sessionid|code)=[^\s&#]+/i;
+export const credentialUrlDetector: SecretDetector = (t) => USERINFO_URL.test(t) || CREDENTIAL_PARAM.test(t);
+
+export async function exportOnce(deps: ExporterDeps, config: ExportConfig): Promise<ExportOutcome> {
+  const pseudo = createPseudonymizer(deps.key);
+  const detect: SecretDetector = (t) => deps.detectSecret(t) || credentialUrlDetector(t);
+  const out: ExportOutcome = {
+    considered: 0,
+    published: 0,
+    deferred: 0,
+    rejected: 0,
+    unchanged: 0,
+    failed: 0,
+    reasons: {},
+    manifests: [],
+  };
+  const count = (r: OutcomeReason): void => {
+    out.reasons[r] = (out.reasons[r] ?? 0) + 1;
+  };
+
+  const loaded = await deps.store.load();
+  if (loaded && loaded.keyId !== pseudo.keyId)
+    throw new Error('observation state was written under another pseudonym key id; re-index before rotating');
+  const state: ObservationState = loaded ?? { version: 1, keyId: pseudo.keyId, sessions: {} };
+
+  const summaries = await deps.source.listSessions();
+  try {
+    for (const summary of summaries) {
+      out.considered++;
+      const screened = screenSummary(summary, config);
+      if (screened) {
+        out[screened.kind === 'reject' ? 'rejected' : 'deferred']++;
+        count(screened.reason);
+        continue;
+      }
+      const skey = pseudo.ref('state', summary.source, summary.id);
+      const prior = state.sessions[skey] ?? null;
+      const now = deps.clock.now();
+      let raw: unknown;
+      try {
+        raw = await deps.source.getSession(summary.id);
+      } catch {
+        out.deferred++;
+        count('SOURCE_ERROR');
+        if (prior) state.sessions[skey] = { ...prior, candidate: null, lastObservedAt: now.toISOString() };
+        continue;
+      }
+      const d = qualify({ raw, summary, prior, now, config, pseudo, detectSecret: detect });
+      if (d.kind !== 'qualify') {
+        out[d.kind === 'reject' ? 'rejected' : d.kind === 'defer' ? 'deferred' : 'unchanged']++;
+        count(d.reason);
+        if (d.next) state.sessions[skey] = d.next;
+        continue;
+      }
+      const obj = minimize(d.session, d.window, d.after, pseudo);
+      if (obj.messages.some((m) => detect(m.text))) {
+        out.rejected++;
+        count('SECRET_DETECTED');
+        state.sessions[skey] = resetOf(prior, now);
+        continue;
+      }
+      try {
+        const { id } = await publishObject(config.outboxDir, obj, deps.hooks);
+        const m = await appendManifest(config.outboxDir, [id], {
+          now: () => deps.clock.now(),
+          ...(deps.hooks ? { hooks: deps.hooks } : {}),
+          ...(deps.lock ? { lock: deps.lock } : {}),
+        });
+        out.published++;
+        out.manifests.push({ seq: m.seq, objectId: id, created: m.created });
+        state.sessions[skey] = d.next;
+      } catch {
+        // Candidate stays recorded: the next run retries the identical window idempotently.
+        out.failed++;
+        count('PUBLISH_FAILED');
+      }
+    }
+  } finally {
+    await deps.store.save(state);
+  }
+  return out;
+}
+
+function resetOf(
+  prior: ObservationState['sessions'][string] | null,
+  now: Date,
+): ObservationState['sessions'][string] {
+  return {
+    candidate: null,
+    watermark: prior?.watermark ?? null,
+    publishedFingerprint: prior?.publishedFingerprint ?? null,
+    lastObservedAt: now.toISOString(),
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * SessionSource over the documented Hermes-style session API (shape: session-schema.ts), on an internal
+ * network only. `GET {baseUrl}/sessions` → { sessions: [...] }, `GET {baseUrl}/sessions/{id}` → session.
+ * Bounded: per-request timeout, response-size cap, no redirects (a redirect is an error, never followed),
+ * JSON content only. The bearer token comes from runtime config and is never logged or echoed in errors.
+ */
+import type { SessionSource, SessionSummary } from './ports.ts';
+import { SessionListSchema } from './session-schema.ts';
+
+export interface HttpSourceConfig {
+  baseUrl: string;
+  token?: string;
+  timeoutMs?: number;
+  maxBytes?: number;
+  fetch?: typeof fetch;
+}
+
+export class SessionApiError extends Error {
+  constructor(public readonly code: 'HTTP_STATUS' | 'TOO_LARGE' | 'NOT_JSON' | 'BAD_LISTING' | 'NETWORK') {
+    super(`session API: ${code}`);
+    this.name = 'SessionApiError';
+  }
+}
+
+export function httpSessionSource(cfg: HttpSourceConfig): SessionSource {
+  const base = new URL(cfg.baseUrl.endsWith('/') ? cfg.baseUrl : `${cfg.baseUrl}/`);
+  if (base.username || base.password) throw new Error('session API base URL must not carry credentials');
+  const doFetch = cfg.fetch ?? fetch;
+  const timeoutMs = cfg.timeoutMs ?? 10_000;
+  const maxBytes = cfg.maxBytes ?? 8 * 1024 * 1024;
+
+  async function getJson(path: string): Promise<unknown> {
+    let res: Response;
+    try {
+      res = await doFetch(new URL(path, base), {
+        headers: {
+          accept: 'application/json',
+          ...(cfg.token ? { authorization: `Bearer ${cfg.token}` } : {}),
+        },
+        redirect: 'error',
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch {
+      throw new SessionApiError('NETWORK');
+    }
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new SessionApiError('HTTP_STATUS');
+    }
+    const declared = Number(res.headers.get('content-length') ?? '0');
+    if (declared > maxBytes) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new SessionApiError('TOO_LARGE');
+    }
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    if (res.body) {
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        total += value.byteLength;
+        if (total > maxBytes) {
+          await reader.cancel().catch(() => undefined);
+          throw new SessionApiError('TOO_LARGE');
+        }
+        chunks.push(value);
+      }
+    }
+    try {
+      return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    } catch {
+      throw new SessionApiError('NOT_JSON');
+    }
+  }
+
+  return {
+    async listSessions(): Promise<SessionSummary[]> {
+      const parsed = SessionListSchema.safeParse(await getJson('sessions'));
+      if (!parsed.success) throw new SessionApiError('BAD_LISTING');
+      return parsed.data.sessions.map((s) => ({
+        id: s.id,
+        source: s.source,
+        owner: s.owner,
+        updatedAt: s.updated_at,
+        revision: s.revision,
+      }));
+    },
+    async getSession(id: string): Promise<unknown> {
+      return getJson(`sessions/${encodeURIComponent(id)}`);
+    },
+  };
+}

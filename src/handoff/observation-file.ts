@@ -1,0 +1,80 @@
+/**
+ * ObservationStore over one JSON file. Written atomically (private temp → fsync → rename → fsync dir): a crash
+ * leaves the old or the new state, never a torn one. A file that does not parse fails the run (fail closed)
+ * rather than silently restarting observation counts. The file holds only pseudonymous keys and fingerprints.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import type { ObservationState, ObservationStore } from './ports.ts';
+
+const RecordSchema = z.object({
+  candidate: z
+    .object({ fingerprint: z.string(), count: z.number().int().min(1), firstObservedAt: z.string() })
+    .nullable(),
+  watermark: z.object({ messageRef: z.string(), at: z.string() }).nullable(),
+  publishedFingerprint: z.string().nullable(),
+  lastObservedAt: z.string(),
+});
+const StateSchema = z.object({
+  version: z.literal(1),
+  keyId: z.string(),
+  sessions: z.record(z.string(), RecordSchema),
+});
+
+export function fileObservationStore(path: string): ObservationStore {
+  return {
+    async load() {
+      let text: string;
+      try {
+        text = await readFile(path, 'utf8');
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw e;
+      }
+      const parsed = StateSchema.safeParse(JSON.parse(text));
+      if (!parsed.success) throw new Error(`observation state at ${path} is invalid`);
+      return parsed.data;
+    },
+    async save(state: ObservationState) {
+      const dir = dirname(path);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      const tmp = join(dir, `.tmp-state-${process.pid}-${randomBytes(8).toString('hex')}`);
+      const fh = await open(tmp, 'wx', 0o600);
+      try {
+        await fh.writeFile(JSON.stringify(state));
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      try {
+        await rename(tmp, path);
+      } catch (e) {
+        await unlink(tmp).catch(() => undefined);
+        throw e;
+      }
+      const d = await open(dir, 'r');
+      try {
+        await d.sync();
+      } finally {
+        await d.close();
+      }
+    },
+  };
+}
+
+/** In-memory store for tests and dry runs. */
+export function memoryObservationStore(initial: ObservationState | null = null): ObservationStore & {
+  current(): ObservationState | null;
+} {
+  let state = initial ? structuredClone(initial) : null;
+  return {
+    load: () => Promise.resolve(state ? structuredClone(state) : null),
+    save: (s) => {
+      state = structuredClone(s);
+      return Promise.resolve();
+    },
+    current: () => state,
+  };
+}
