@@ -144,11 +144,19 @@ async function lagAt(
   const elapsed = (performance.now() - start) / 1000;
   polling = false;
   await poller;
-  return { sent: total, failed, achieved: (total - failed) / elapsed, p50: pct(lags, 50), p99: pct(lags, 99) };
+  return {
+    sent: total,
+    failed,
+    achieved: (total - failed) / elapsed,
+    p50: pct(lags, 50),
+    p99: pct(lags, 99),
+  };
 }
 
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), node ${process.version}`);
-console.log(`embedder: ${config.embedder.kind} (the whole ingest pipeline runs on every propose: screen, embed, relate, admit)`);
+console.log(
+  `embedder: ${config.embedder.kind} (the whole ingest pipeline runs on every propose: screen, embed, relate, admit)`,
+);
 await throughput(3, 16); // warm-up
 const tput = await throughput(10, 32);
 console.log(`propose (await=false) through GraphQL, 32 concurrent clients: ${Math.round(tput)} writes/s`);
