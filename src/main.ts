@@ -18,6 +18,7 @@ import { RecordsService } from './records/service.ts';
 import { referencePolicy } from './domain/reference-policy.ts';
 import { AdmissionPolicy, defaultAdmissionPolicy } from './domain/admission.ts';
 import { WriteService } from './ingest/write-service.ts';
+import { RecallService } from './recall/service.ts';
 import { WriteBudget } from './ingest/budget.ts';
 import { defaultExtractor } from './ingest/extract-default.ts';
 import type { Embedder } from './ports/embedder.ts';
@@ -166,6 +167,14 @@ export async function startMuninn(
       services: {
         records,
         writes,
+        recall: new RecallService({
+          store,
+          policy: referencePolicy,
+          embedder,
+          clock: systemClock,
+          ids: { uuid: randomUUID },
+          logger,
+        }),
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
       },
       readiness: async () => {

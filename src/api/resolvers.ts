@@ -3,6 +3,8 @@ import type { Principal } from '../domain/principal.ts';
 import type { AsOf, RecordView, RevisionView } from '../ports/graph.ts';
 import type { RecordsService } from '../records/service.ts';
 import type { WriteService } from '../ingest/write-service.ts';
+import type { RecallService } from '../recall/service.ts';
+import { headlineOf } from '../recall/pack.ts';
 import type { Proposal } from '../ports/graph.ts';
 import type { ProjectionStatus } from '../records/projection-status.ts';
 import { badInput, forbidden } from '../domain/errors.ts';
@@ -14,6 +16,7 @@ import { DateTime, JSONScalar } from './scalars.ts';
 export interface ApiServices {
   readonly records: RecordsService;
   readonly writes: WriteService;
+  readonly recall: RecallService;
   readonly projection: () => Promise<ProjectionStatus>;
 }
 
@@ -60,6 +63,48 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
     DateTime,
     JSON: JSONScalar,
     Query: {
+      recall: async (_: unknown, a: Args, ctx: ApiContext) => {
+        const r = await s.recall.recall(ctx.principal, dropNulls(a['input']));
+        const records = new Map(
+          (await Promise.all(r.pack.items.map((i) => s.records.record(ctx.principal, i.id, {})))).flatMap(
+            (x) => (x ? [[x.id, x] as const] : []),
+          ),
+        );
+        return {
+          recallId: r.recallId,
+          recipe: r.recipe,
+          tokens: r.pack.tokens,
+          budget: r.pack.budget,
+          envelope: r.envelope,
+          omitted: r.pack.omitted.length,
+          items: r.pack.items
+            .filter((i) => records.has(i.id))
+            .map((i) => {
+              const rec = records.get(i.id)!;
+              return {
+                handle: i.handle,
+                record: { ...rec, principal: ctx.principal },
+                score: i.score,
+                level: i.level,
+                headline: headlineOf(rec),
+                body: i.body,
+                contested: i.contested,
+                why: {
+                  arms: i.why.arms,
+                  score: i.why.score,
+                  signals: i.why.signals,
+                  anchor: i.why.anchor,
+                  proposedBy: i.why.provenance.proposedBy,
+                  changesetId: i.why.provenance.changesetId,
+                  episodes: i.why.provenance.episodes,
+                  confidence: i.why.confidence,
+                  overrode: i.why.overrode,
+                  contestedWith: i.why.contestedWith,
+                },
+              };
+            }),
+        };
+      },
       record: async (_: unknown, a: Args, ctx: ApiContext) =>
         withPrincipal(ctx.principal)(
           await s.records.record(ctx.principal, String(a['id']), asOfArg(a['asOf'])),

@@ -134,6 +134,17 @@ export interface Proposal {
   readonly flags: readonly string[];
 }
 
+/** One recall arm's question: every arm filters by scope, status, class and validity inside its query. */
+export interface ArmQuery {
+  readonly scope: ReadScope;
+  /** The request's namespace: its subtree and its ancestors are searched. */
+  readonly namespace: string;
+  readonly classes: readonly RecordClass[] | null;
+  /** World time the records must be valid at. */
+  readonly validAt: string;
+  readonly k: number;
+}
+
 export interface GraphStore {
   migrate(): Promise<{ applied: string[] }>;
   migrationsApplied(): Promise<boolean>;
@@ -201,6 +212,18 @@ export interface GraphStore {
     first: number,
     after: string | null,
   ): Promise<Page<Proposal>>;
+  /** Recall arms: ranked record ids, best first. */
+  lexicalArm(q: ArmQuery, text: string): Promise<string[]>;
+  vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]>;
+  /** Records about the anchor entities or their SAME_AS neighbours; returns [recordId, anchorId] pairs. */
+  graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;
+  /** Standing context inherited from the ancestor namespaces (constraints, norms, procedures, preferences). */
+  scopeArm(q: ArmQuery): Promise<string[]>;
+  /** Records by id inside the scope, each with the ids it CONTRADICTS (either direction). */
+  recordsByIds(
+    scope: ReadScope,
+    ids: readonly string[],
+  ): Promise<Array<RecordView & { contradicts: string[] }>>;
   /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
   stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */

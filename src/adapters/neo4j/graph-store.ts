@@ -17,6 +17,7 @@ import {
   type Sensitivity,
 } from '../../domain/model.ts';
 import type {
+  ArmQuery,
   AsOf,
   Checkpoint,
   GraphStore,
@@ -36,6 +37,17 @@ import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
+
+/** Words of a free-text query as a Lucene OR query, every special character escaped. */
+export function luceneQuery(text: string): string {
+  const words = text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_-]+/u)
+    .filter((w) => w.length > 1 && !['and', 'or', 'not', 'to'].includes(w))
+    .slice(0, 32)
+    .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
+  return [...new Set(words)].join(' OR ');
+}
 
 /** A node's stable key in the canonical dump (records, entities, episodes by id; revisions and chunks by parent). */
 const NODE_KEY = (v: string) =>
@@ -391,6 +403,108 @@ export class Neo4jGraphStore implements GraphStore {
       hasNextPage: rows.length > first,
       endCursor: last ? `${last.record.createdAt}|${last.record.id}` : null,
     };
+  }
+
+  // ── recall arms ─────────────────────────────────────────────────────────────────────────────────
+
+  private armParams(q: ArmQuery) {
+    return {
+      ...scopeParams(q.scope),
+      ns: q.namespace,
+      chain: namespaceChain(q.namespace),
+      classes: q.classes,
+      validAt: q.validAt,
+      eot: END_OF_TIME,
+      k: q.k,
+    };
+  }
+
+  /** Scope, namespace subtree-or-ancestor, visible status, class and validity: inside every arm's query. */
+  private static readonly ARM_WHERE = `${SCOPE_WHERE}
+    AND (n.namespace IN $chain OR n.namespace STARTS WITH $ns + '/')
+    AND n.status IN ['ACTIVE', 'CONTESTED']
+    AND ($classes IS NULL OR n.class IN $classes)
+    AND n.validFrom <= $validAt AND coalesce(n.validTo, $eot) > $validAt`;
+
+  async lexicalArm(q: ArmQuery, text: string): Promise<string[]> {
+    const lucene = luceneQuery(text);
+    if (!lucene) return [];
+    // The fulltext procedure streams every match by score; the WHERE filters the stream before LIMIT.
+    const res = await this.db.read(
+      'recall.lexical',
+      `CALL db.index.fulltext.queryNodes('record_text', $lucene) YIELD node AS n, score
+       WHERE ${Neo4jGraphStore.ARM_WHERE}
+       RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+      { ...this.armParams(q), lucene },
+    );
+    return res.records.map((r) => String(r.get('id')));
+  }
+
+  async vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]> {
+    // ANN first with over-fetch; when the entitled, visible set inside it is short, score exactly.
+    const params = { ...this.armParams(q), vector: [...vector], fetch: Math.max(200, q.k * 20) };
+    const ann = await this.db.read(
+      'recall.vector',
+      `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
+       WHERE ${Neo4jGraphStore.ARM_WHERE}
+       RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+      params,
+    );
+    if (ann.records.length >= q.k) return ann.records.map((r) => String(r.get('id')));
+    const exact = await this.db.read(
+      'recall.vectorExact',
+      `MATCH (n:Record {tenant: $tenant}) WHERE ${Neo4jGraphStore.ARM_WHERE} AND n.embedding IS NOT NULL
+       WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+       RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+      params,
+    );
+    return exact.records.map((r) => String(r.get('id')));
+  }
+
+  async graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
+    if (anchorIds.length === 0) return [];
+    const res = await this.db.read(
+      'recall.graph',
+      `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
+       MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
+       WHERE ${Neo4jGraphStore.ARM_WHERE}
+       WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
+       RETURN n.id AS id, anchor ORDER BY hops, n.confidence DESC, id LIMIT toInteger($k)`,
+      { ...this.armParams(q), anchors: [...anchorIds] },
+    );
+    return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
+  }
+
+  async scopeArm(q: ArmQuery): Promise<string[]> {
+    const ancestors = namespaceChain(q.namespace).slice(1);
+    if (ancestors.length === 0) return [];
+    const res = await this.db.read(
+      'recall.scope',
+      `MATCH (n:Record {tenant: $tenant}) WHERE n.namespace IN $ancestors AND ${Neo4jGraphStore.ARM_WHERE}
+         AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
+       RETURN n.id AS id ORDER BY size(n.namespace) DESC, n.confidence DESC, id LIMIT toInteger($k)`,
+      { ...this.armParams(q), ancestors },
+    );
+    return res.records.map((r) => String(r.get('id')));
+  }
+
+  async recordsByIds(
+    scope: ReadScope,
+    ids: readonly string[],
+  ): Promise<Array<RecordView & { contradicts: string[] }>> {
+    if (ids.length === 0) return [];
+    const res = await this.db.read(
+      'recall.records',
+      `MATCH (n:Record {tenant: $tenant}) WHERE n.id IN $ids AND ${SCOPE_WHERE}
+       OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
+       WITH n, collect(e.id) AS about
+       RETURN n, about, COLLECT { MATCH (n)-[:CONTRADICTS]-(o:Record) RETURN o.id } AS contradicts`,
+      { ...scopeParams(scope), ids: [...ids] },
+    );
+    return res.records.map((r) => ({
+      ...toRecordView(r.get('n').properties, null, r.get('about')),
+      contradicts: r.get('contradicts') as string[],
+    }));
   }
 
   async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {

@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { EntityRef, parseCommand } from '../domain/commands.ts';
+import { Instant, NamespacePath, RecordClasses } from '../domain/model.ts';
+import type { Policy } from '../domain/policy.ts';
+import type { Principal } from '../domain/principal.ts';
+import type { Clock, IdSource } from '../ports/clock.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import type { ArmQuery, GraphStore } from '../ports/graph.ts';
+import type { Logger } from '../ports/logger.ts';
+import { renderEnvelope } from './envelope.ts';
+import { blend, featuresOf, rrf, toRecallItem } from './fuse.ts';
+import { dropNearDuplicates, pack, type Pack } from './pack.ts';
+import { filterVisible, resolvePrecedence } from './precedence.ts';
+import { classHints, getRecipe } from './recipes.ts';
+
+export const RecallCommand = z.object({
+  query: z.string().min(1).max(4000),
+  namespace: NamespacePath,
+  purpose: z.string().min(1).max(200),
+  anchors: z.array(EntityRef).max(16).default([]),
+  classes: z.array(z.enum(RecordClasses)).min(1).optional(),
+  asOf: z.object({ validAt: Instant.optional() }).default({}),
+  tokenBudget: z.number().int().min(0).max(100_000).default(1500),
+  limit: z.number().int().min(1).max(100).default(10),
+  recipe: z.string().min(1).max(100).optional(),
+});
+export type RecallCommand = z.infer<typeof RecallCommand>;
+
+export interface RecallResult {
+  readonly recallId: string;
+  readonly recipe: string;
+  readonly pack: Pack;
+  readonly envelope: string;
+  readonly ms: Readonly<Record<string, number>>;
+}
+
+export interface RecallDeps {
+  readonly store: GraphStore;
+  readonly policy: Policy;
+  readonly embedder: Embedder;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly logger: Logger;
+}
+
+/**
+ * Recall: understand → arms in parallel (each filtered by entitlement, status, class and validity inside
+ * its own query) → reciprocal-rank fusion → policy blend (recipe) → visibility and precedence → near
+ * duplicates → pack to the token budget → the escaped data envelope. Every item says why.
+ */
+export class RecallService {
+  constructor(private readonly d: RecallDeps) {}
+
+  async recall(principal: Principal, input: unknown): Promise<RecallResult> {
+    const cmd = parseCommand(RecallCommand, input);
+    const recipe = getRecipe(cmd.recipe);
+    const scope = await this.d.policy.readScope(principal, cmd.purpose);
+    const now = this.d.clock.now().toISOString();
+    const validAt = cmd.asOf.validAt ?? now;
+    const recallId = this.d.ids.uuid();
+    const ms: Record<string, number> = {};
+    const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+      const t0 = performance.now();
+      try {
+        return await fn();
+      } finally {
+        ms[name] = Math.round((performance.now() - t0) * 10) / 10;
+      }
+    };
+    const q: ArmQuery = {
+      scope,
+      namespace: cmd.namespace,
+      classes: cmd.classes ?? null,
+      validAt,
+      k: recipe.perArmK,
+    };
+
+    const [vector] = recipe.arms.vector ? await timed('embed', () => this.d.embedder.embed([cmd.query])) : [];
+    const anchors = (
+      await Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(principal.tenant, ref)))
+    ).filter((e) => e !== undefined);
+    const [lexical, vec, graph, inherited] = await Promise.all([
+      recipe.arms.lexical ? timed('lexical', () => this.d.store.lexicalArm(q, cmd.query)) : [],
+      recipe.arms.vector && vector ? timed('vector', () => this.d.store.vectorArm(q, [...vector])) : [],
+      recipe.arms.graph
+        ? timed('graph', () =>
+            this.d.store.graphArm(
+              q,
+              anchors.map((a) => a.id),
+            ),
+          )
+        : [],
+      recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [],
+    ]);
+
+    const t0 = performance.now();
+    const fused = rrf(
+      [
+        { arm: 'lexical', ids: lexical },
+        { arm: 'vector', ids: vec },
+        { arm: 'graph', ids: graph.map(([id]) => id) },
+        { arm: 'scope', ids: inherited },
+      ].filter((l) => l.ids.length > 0),
+      recipe.rrfK,
+    );
+    const records = new Map(
+      (
+        await this.d.store.recordsByIds(
+          scope,
+          fused.map((f) => f.id),
+        )
+      ).map((r) => [r.id, r]),
+    );
+    const authority = (r: { confidence: number; class: string }) =>
+      r.class === 'NORMATIVE' ? 0.95 : Math.min(0.85, r.confidence);
+    const features = new Map(
+      [...records.values()].map((r) => [
+        r.id,
+        featuresOf(r, cmd.namespace, { authority: authority(r), utility: 0 }),
+      ]),
+    );
+    const anchorOf = new Map(graph.map(([id, anchor]) => [id, anchor]));
+    const blended = blend(fused, features, recipe, now, classHints(cmd.query));
+    const items = blended.map((b) => {
+      const r = records.get(b.id)!;
+      return toRecallItem(b, r, {
+        authority: authority(r),
+        approved: r.class === 'NORMATIVE' && r.status === 'ACTIVE',
+        contradicts: r.contradicts,
+        anchor: anchorOf.get(b.id) ?? null,
+      });
+    });
+    const visible = filterVisible(items, { validAt });
+    const decided = resolvePrecedence(visible);
+    const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
+    const text = new Map(decided.map((i) => [i.id, norm(i.text)]));
+    const distinct = dropNearDuplicates(
+      decided,
+      (a, b) => (text.get(a.id) === text.get(b.id) ? 1 : 0),
+      recipe.nearDuplicateCosine,
+    );
+    ms['fuse'] = Math.round((performance.now() - t0) * 10) / 10;
+
+    const t1 = performance.now();
+    const packed = pack(distinct.slice(0, cmd.limit), cmd.tokenBudget, { recallId });
+    const envelope = renderEnvelope(packed.items, { recallId });
+    ms['pack'] = Math.round((performance.now() - t1) * 10) / 10;
+    this.d.logger.info(
+      {
+        op: 'recall',
+        tenant: principal.tenant,
+        recipe: recipe.name,
+        recallId,
+        candidates: fused.length,
+        items: packed.items.length,
+        tokens: packed.tokens,
+        ms,
+      },
+      'recall',
+    );
+    return { recallId, recipe: recipe.name, pack: packed, envelope, ms };
+  }
+}
