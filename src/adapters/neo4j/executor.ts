@@ -5,6 +5,7 @@ import neo4j, {
   type RecordShape,
 } from 'neo4j-driver';
 import { MuninnError, isMuninnError } from '../../domain/errors.ts';
+import { RelationTypes } from '../../domain/model.ts';
 
 /**
  * The one Cypher executor. Every statement goes through here: routed read or write, tagged with the
@@ -133,21 +134,8 @@ export function label(name: string): string {
   return name;
 }
 
-export const ALLOWED_REL_TYPES = new Set([
-  'HAS_REVISION',
-  'ABOUT',
-  'SUPPORTS',
-  'CONTRADICTS',
-  'SUPERSEDES',
-  'EXTENDS',
-  'DERIVED_FROM',
-  'PART_OF',
-  'CAUSED_BY',
-  'APPLIES_TO',
-  'REFERENCES',
-  'DUPLICATE_OF',
-  'SAME_AS',
-]);
+/** The closed relation set of the domain, plus the graph's own structural edge. */
+export const ALLOWED_REL_TYPES: ReadonlySet<string> = new Set<string>(['HAS_REVISION', ...RelationTypes]);
 export function relType(name: string): string {
   if (!ALLOWED_REL_TYPES.has(name))
     throw new MuninnError('INTERNAL', `relationship type not allow-listed: ${name}`);
