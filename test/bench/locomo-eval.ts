@@ -2,48 +2,22 @@
 // `ingestEpisode`, then every answerable question recalled inside its conversation's namespace with each
 // recipe (bm25, vector, hybrid). A returned record hits when it cites an evidence turn (dia_id).
 // Prints recall_any@10, recall_all@10 and MRR per category and recipe, and the recall latency.
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { load } from '../../src/config/index.ts';
+import { readFileSync } from 'node:fs';
+import { benchConfig } from './support.ts';
 import { startMuninn } from '../../src/main.ts';
-import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
+import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { locomoNamespace, parseLocomo } from '../../src/ingest/locomo.ts';
 
 const K = 10;
-const suffix = randomUUID().slice(0, 8);
-const stateDir = mkdtempSync(join(tmpdir(), 'muninn-eval-'));
-const policy = join(stateDir, 'policy.json');
-writeFileSync(
-  policy,
-  JSON.stringify({
-    budgets: {
-      perWriterPerNamespace: { perMinute: 1e7, burst: 1e6 },
-      perNamespace: { perMinute: 1e7, burst: 1e6 },
-    },
-  }),
-);
-const config = load({
-  ...process.env,
-  MUNINN_ENV: 'test',
-  MUNINN_PORT: '0',
-  MUNINN_STATE_DIR: stateDir,
-  MUNINN_LOG_LEVEL: 'silent',
-  MUNINN_POLICY_FILE: policy,
-  MUNINN_LEDGER_TOPIC: `muninn.eval.locomo.${suffix}`,
-  MUNINN_DLQ_TOPIC: `muninn.eval.locomo.${suffix}.dlq`,
-  MUNINN_PROJECTOR_GROUP: `eval-${suffix}`,
-  MUNINN_AWAIT_TIMEOUT_MS: '120000',
-});
-await ensureDevKeys(stateDir);
+const config = await benchConfig('eval-locomo');
+const stateDir = config.stateDir;
 const m = await startMuninn(config, silentLogger);
 const token = await signDevToken({
   stateDir,
   issuer: config.auth.issuer,
   audience: config.auth.audience,
-  tenant: `eval-${suffix}`,
+  tenant: config.kafka.groupId,
   sub: 'eval',
   scopes: ['read', 'write'],
   ttlSeconds: 7200,

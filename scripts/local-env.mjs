@@ -1,0 +1,14 @@
+// The local set-up shared by `npm start`, `npm test` and the benchmarks: the checksum-pinned embedding model
+// and, unless NEO4J_URI and KAFKA_BROKERS are both set, the local Neo4j and Kafka. Sets the two variables
+// and returns the stack handle (its stop() stops only what this call started), or undefined.
+import { ensureModel } from './fetch-model.mjs';
+import { ensureStack } from './stack.mjs';
+
+export async function ensureLocalEnv() {
+  await ensureModel();
+  if (process.env.NEO4J_URI && process.env.KAFKA_BROKERS) return undefined;
+  const stack = await ensureStack();
+  process.env.NEO4J_URI = stack.neo4jUri;
+  process.env.KAFKA_BROKERS = stack.kafkaBrokers;
+  return stack;
+}

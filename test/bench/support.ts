@@ -1,0 +1,32 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { load, type Config } from '../../src/config/index.ts';
+import { ensureDevKeys } from '../../src/adapters/auth/dev-keys.ts';
+
+/**
+ * A benchmark's config: the servers from the environment, its own topic, group and state dir (dev keys),
+ * and an admission policy whose budgets fit a bulk import.
+ */
+export async function benchConfig(name: string, env: Record<string, string> = {}): Promise<Config> {
+  const suffix = randomUUID().slice(0, 8);
+  const stateDir = mkdtempSync(join(tmpdir(), `muninn-${name}-`));
+  const policy = join(stateDir, 'policy.json');
+  const bulk = { perMinute: 1e7, burst: 1e6 };
+  writeFileSync(policy, JSON.stringify({ budgets: { perWriterPerNamespace: bulk, perNamespace: bulk } }));
+  await ensureDevKeys(stateDir);
+  return load({
+    ...process.env,
+    MUNINN_ENV: 'test',
+    MUNINN_PORT: '0',
+    MUNINN_STATE_DIR: stateDir,
+    MUNINN_LOG_LEVEL: 'silent',
+    MUNINN_POLICY_FILE: policy,
+    MUNINN_LEDGER_TOPIC: `muninn.${name}.${suffix}`,
+    MUNINN_DLQ_TOPIC: `muninn.${name}.${suffix}.dlq`,
+    MUNINN_PROJECTOR_GROUP: `${name}-${suffix}`,
+    MUNINN_AWAIT_TIMEOUT_MS: '120000',
+    ...env,
+  });
+}
