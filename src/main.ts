@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { load, type Config } from './config/index.ts';
 import { createLogger } from './adapters/logger.ts';
 import { CypherExecutor } from './adapters/neo4j/executor.ts';
@@ -136,11 +136,13 @@ export async function startMuninn(
     });
     const admission = await loadAdmissionPolicy(config.policyFile);
     embedder = await createEmbedder(config);
-    const records = new RecordsService(store, referencePolicy);
+    const policy = referencePolicy(store, config.access);
+    const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
+    const records = new RecordsService(store, policy);
     const writes = new WriteService({
       ledger,
       store,
-      policy: referencePolicy,
+      policy,
       admission,
       budget: new WriteBudget(
         systemClock,
@@ -148,6 +150,7 @@ export async function startMuninn(
         admission.budgets.perNamespace,
       ),
       embedder,
+      handleKey,
       extractor: createExtractor(config, logger),
       clock: systemClock,
       ids: { uuid: randomUUID },
@@ -169,11 +172,12 @@ export async function startMuninn(
         writes,
         recall: new RecallService({
           store,
-          policy: referencePolicy,
+          policy,
           embedder,
           clock: systemClock,
           ids: { uuid: randomUUID },
           logger,
+          handleKey,
         }),
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
       },

@@ -2,7 +2,7 @@ import type { IResolvers } from '@graphql-tools/utils';
 import type { Principal } from '../domain/principal.ts';
 import type { AsOf, RecordView, RevisionView } from '../ports/graph.ts';
 import type { RecordsService } from '../records/service.ts';
-import type { WriteService } from '../ingest/write-service.ts';
+import type { WriteReceipt, WriteService } from '../ingest/write-service.ts';
 import type { RecallService } from '../recall/service.ts';
 import { headlineOf } from '../recall/pack.ts';
 import type { Proposal } from '../ports/graph.ts';
@@ -65,11 +65,8 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
     Query: {
       recall: async (_: unknown, a: Args, ctx: ApiContext) => {
         const r = await s.recall.recall(ctx.principal, dropNulls(a['input']));
-        const records = new Map(
-          (await Promise.all(r.pack.items.map((i) => s.records.record(ctx.principal, i.id, {})))).flatMap(
-            (x) => (x ? [[x.id, x] as const] : []),
-          ),
-        );
+        // The records as the recall read them: under its purpose's scope, in the same snapshot.
+        const records = r.records;
         return {
           recallId: r.recallId,
           recipe: r.recipe,
@@ -119,17 +116,18 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
           const found = await Promise.all(f['about'].map((ref) => s.records.entity(ctx.principal, ref)));
           aboutEntityIds = found.filter((e) => e !== undefined).map((e) => e.id);
         }
+        const query = {
+          namespace: String(f['namespace']),
+          classes: f['classes'] as never,
+          statuses: f['statuses'] as never,
+          aboutEntityIds,
+          predicate: f['predicate'] as string | undefined,
+          textContains: f['textContains'] as string | undefined,
+          changesetId: f['changesetId'] as string | undefined,
+        };
         const page = await s.records.records(
           ctx.principal,
-          {
-            namespace: String(f['namespace']),
-            classes: f['classes'] as never,
-            statuses: f['statuses'] as never,
-            aboutEntityIds,
-            predicate: f['predicate'] as string | undefined,
-            textContains: f['textContains'] as string | undefined,
-            changesetId: f['changesetId'] as string | undefined,
-          },
+          query,
           asOfArg(a['asOf']),
           first,
           (a['after'] as string | null | undefined) ?? null,
@@ -137,6 +135,8 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         return {
           nodes: page.items.map((r) => ({ ...r, principal: ctx.principal })),
           pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage },
+          // Resolved only when asked for; the same scope and filter as the page.
+          totalCount: () => s.records.recordCount(ctx.principal, query, asOfArg(a['asOf'])),
         };
       },
       history: async (_: unknown, a: Args, ctx: ApiContext) =>
@@ -160,6 +160,7 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         requireRead(ctx.principal);
         return s.projection();
       },
+      grants: (_: unknown, _a: Args, ctx: ApiContext) => s.records.grants(ctx.principal),
     },
     Mutation: {
       propose: (_: unknown, a: Args, ctx: ApiContext) => {
@@ -185,6 +186,18 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       retract: (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
         return s.writes.retract(ctx.principal, input, wait);
+      },
+      feedback: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.writes.feedback(ctx.principal, input, wait);
+      },
+      grantAccess: async (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return grantReceipt(await s.writes.grantAccess(ctx.principal, input, wait));
+      },
+      revokeAccess: async (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return grantReceipt(await s.writes.revokeAccess(ctx.principal, input, wait));
       },
     },
     Subscription: {
@@ -327,3 +340,6 @@ function ticker<T>(ms: number, next: () => Promise<T>): AsyncIterableIterator<T>
   };
   return it;
 }
+
+/** A grant's receipt names the grant where a record receipt names the record. */
+const grantReceipt = ({ recordId, version: _v, ...r }: WriteReceipt) => ({ ...r, grantId: recordId });

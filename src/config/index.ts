@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Sensitivities, type Sensitivity } from '../domain/model.ts';
 
 /**
  * The one config loader. Nothing else reads process.env. Every variable is documented in README.md
@@ -67,6 +68,8 @@ export const ConfigSchema = z
     MUNINN_EXTRACTOR_ESCALATION_MODEL: z.string().min(1).optional(),
     MUNINN_EXTRACTOR_API_KEY: z.string().min(1).optional(),
     MUNINN_POLICY_FILE: z.string().min(1).optional(),
+    MUNINN_HANDLE_KEY: z.string().min(32).optional(),
+    MUNINN_DEFAULT_CLEARANCE: z.enum(['NONE', ...Sensitivities]).default('CONFIDENTIAL'),
   })
   .superRefine((c, ctx) => {
     if (c.MUNINN_EMBEDDER === 'openai' && (!c.MUNINN_EMBEDDER_URL || !c.MUNINN_EMBEDDER_MODEL)) {
@@ -156,6 +159,10 @@ export interface Config {
       };
   /** The admission policy document (JSON); the built-in default when absent. */
   readonly policyFile: string | undefined;
+  /** What a tenant member without namespace grants reads: the tenant up to this label (null = nothing). */
+  readonly access: { readonly defaultClearance: Sensitivity | null };
+  /** MAC key of recall handles; every API process of a deployment needs the same one. Random when unset. */
+  readonly handleKey: string | undefined;
   readonly auth: {
     readonly issuer: string;
     readonly audience: string;
@@ -242,6 +249,10 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
           }
         : { kind: 'default' },
     policyFile: c.MUNINN_POLICY_FILE,
+    handleKey: c.MUNINN_HANDLE_KEY,
+    access: {
+      defaultClearance: c.MUNINN_DEFAULT_CLEARANCE === 'NONE' ? null : c.MUNINN_DEFAULT_CLEARANCE,
+    },
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,
       audience: c.MUNINN_AUTH_AUDIENCE,

@@ -338,3 +338,80 @@ export const EpisodeCommand = z.object({
   sensitivity: z.enum(Sensitivities).default('INTERNAL'),
 });
 export type EpisodeCommand = z.infer<typeof EpisodeCommand>;
+
+// ── access grants and recall feedback ────────────────────────────────────────────────────────────────
+
+export const GrantAccessCommand = z.object({
+  /** The person or agent, keyed on (iss, sub); iss defaults to the granting admin's issuer. */
+  grantee: z.object({ iss: z.string().min(1).max(500).optional(), sub: z.string().min(1).max(500) }),
+  namespace: NamespacePath,
+  maxSensitivity: z.enum(Sensitivities),
+  /** Purposes the grant is for; absent = any purpose. */
+  purposes: z.array(Purpose).min(1).max(32).optional(),
+  reason: z.string().min(1).max(2000),
+  idempotencyKey: IdempotencyKey,
+});
+export type GrantAccessCommand = z.infer<typeof GrantAccessCommand>;
+
+export const RevokeAccessCommand = z.object({
+  grantId: z.string().min(1).max(200),
+  reason: z.string().min(1).max(2000),
+  idempotencyKey: IdempotencyKey.optional(),
+});
+export type RevokeAccessCommand = z.infer<typeof RevokeAccessCommand>;
+
+export function decideGrant(ctx: DecideContext, cmd: GrantAccessCommand): LedgerEvent {
+  const hash = commandHash('grant', cmd);
+  return {
+    ...envelope(ctx, { idempotencyKey: cmd.idempotencyKey, purpose: 'administration' }, cmd.namespace, hash),
+    type: 'AccessGranted',
+    schemaVersion: 1,
+    payload: {
+      // Deterministic: a retried grant names the same grant.
+      grantId: uuidV5(`grant|${ctx.principal.tenant}|${cmd.idempotencyKey}`, MUNINN_NS),
+      grantee: { iss: cmd.grantee.iss ?? ctx.principal.iss, sub: cmd.grantee.sub },
+      maxSensitivity: cmd.maxSensitivity,
+      purposes: cmd.purposes ? [...new Set(cmd.purposes)].sort() : null,
+    },
+  };
+}
+
+export function decideRevoke(ctx: DecideContext, cmd: RevokeAccessCommand, namespace: string): LedgerEvent {
+  const key = cmd.idempotencyKey ?? `revoke:${cmd.grantId}`;
+  return {
+    ...envelope(
+      ctx,
+      { idempotencyKey: key, purpose: 'administration' },
+      namespace,
+      commandHash('revoke', cmd),
+    ),
+    type: 'AccessRevoked',
+    schemaVersion: 1,
+    payload: { grantId: cmd.grantId, reason: cmd.reason },
+  };
+}
+
+export const FeedbackVerdicts = ['USED', 'IGNORED', 'WRONG'] as const;
+export const FeedbackCommand = z.object({
+  recallId: z.string().min(1).max(200),
+  handle: z.string().min(1).max(400),
+  verdict: z.enum(FeedbackVerdicts),
+});
+export type FeedbackCommand = z.infer<typeof FeedbackCommand>;
+
+/** One verdict per caller per recalled item: a retry is a no-op, a changed verdict a CONFLICT. */
+export function decideFeedback(
+  ctx: DecideContext,
+  cmd: FeedbackCommand,
+  recordId: string,
+  namespace: string,
+): LedgerEvent {
+  const who = `${ctx.principal.iss}|${ctx.principal.sub}`;
+  const key = `feedback:${sha256Hex(`${cmd.recallId}\u0000${recordId}\u0000${who}`).slice(0, 40)}`;
+  return {
+    ...envelope(ctx, { idempotencyKey: key, purpose: 'feedback' }, namespace, commandHash('feedback', cmd)),
+    type: 'FeedbackRecorded',
+    schemaVersion: 1,
+    payload: { recordId, recallId: cmd.recallId, verdict: cmd.verdict },
+  };
+}

@@ -170,6 +170,30 @@ const EpisodeStoredV1 = z.object({
   flags: z.array(z.string().max(100)).max(256),
 });
 
+/**
+ * A namespace grant: the grantee (keyed on iss + sub, a person or an agent) may read the subtree at the
+ * event's namespace up to `maxSensitivity`, for the listed purposes (null = any purpose). Grants narrow a
+ * tenant member's default access; an agent's grants intersect with its principal's.
+ */
+const AccessGrantedV1 = z.object({
+  grantId: Id,
+  grantee: z.object({ iss: z.string().min(1).max(500), sub: z.string().min(1).max(500) }),
+  maxSensitivity: z.enum(Sensitivities),
+  purposes: z.array(z.string().min(1).max(200)).min(1).max(32).nullable(),
+});
+
+const AccessRevokedV1 = z.object({
+  grantId: Id,
+  reason: z.string().min(1).max(2000),
+});
+
+/** A caller's verdict on an item it was given by a recall: ranking reads the record's utility. */
+const FeedbackRecordedV1 = z.object({
+  recordId: Id,
+  recallId: Id,
+  verdict: z.enum(['USED', 'IGNORED', 'WRONG']),
+});
+
 const variant = <T extends string, P extends z.ZodType>(type: T, payload: P) =>
   Envelope.extend({ type: z.literal(type), schemaVersion: z.literal(1), payload });
 
@@ -182,6 +206,9 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('ProposalApproved', ProposalApprovedV1),
   variant('ProposalRejected', ProposalRejectedV1),
   variant('EpisodeStored', EpisodeStoredV1),
+  variant('AccessGranted', AccessGrantedV1),
+  variant('AccessRevoked', AccessRevokedV1),
+  variant('FeedbackRecorded', FeedbackRecordedV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -199,6 +226,9 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   ProposalApproved: 1,
   ProposalRejected: 1,
   EpisodeStored: 1,
+  AccessGranted: 1,
+  AccessRevoked: 1,
+  FeedbackRecorded: 1,
 };
 
 /**

@@ -52,6 +52,42 @@ export interface RecordState {
   readonly episodeId: string | null;
   /** How many times a repeat of this statement reinforced it. */
   readonly reinforcements: number;
+  /** Recall feedback: how often callers used, ignored or flagged it as wrong. */
+  readonly feedback: FeedbackCounts;
+}
+
+export interface FeedbackCounts {
+  readonly used: number;
+  readonly ignored: number;
+  readonly wrong: number;
+}
+
+export const NO_FEEDBACK: FeedbackCounts = { used: 0, ignored: 0, wrong: 0 };
+
+/**
+ * A record's utility in [-1, 1] from its recall feedback: used pulls up, wrong pulls down twice as hard,
+ * ignored a little; two pseudo-observations keep one vote from swinging it to an extreme.
+ */
+export function utilityOf(f: FeedbackCounts): number {
+  const n = f.used + f.ignored + f.wrong;
+  if (n === 0) return 0;
+  const u = (f.used - 2 * f.wrong - 0.25 * f.ignored) / (n + 2);
+  return Math.max(-1, Math.min(1, Math.round(u * 1000) / 1000));
+}
+
+/** A namespace grant (see AccessGranted): who may read which subtree, up to which label, for what. */
+export interface GrantState {
+  readonly tenant: string;
+  readonly id: string;
+  /** `iss|sub` of the grantee. */
+  readonly grantee: string;
+  readonly namespace: string;
+  readonly maxSensitivity: Sensitivity;
+  readonly purposes: readonly string[] | null;
+  readonly grantedBy: string;
+  readonly grantedAt: string;
+  readonly revokedAt: string | null;
+  readonly revokeReason: string | null;
 }
 
 export interface RelationState {
@@ -107,6 +143,7 @@ export interface ProjectionView {
   entity(tenant: string, id: string): EntityState | undefined;
   receipt(tenant: string, idempotencyKey: string): Receipt | undefined;
   episode(tenant: string, id: string): EpisodeState | undefined;
+  grant(tenant: string, id: string): GrantState | undefined;
 }
 
 /** What one event changes. `receipt` is absent for a redelivered command (same key, same input). */
@@ -116,6 +153,7 @@ export interface Effect {
   readonly others?: readonly RecordState[];
   readonly entity?: EntityState;
   readonly episode?: EpisodeState;
+  readonly grant?: GrantState;
   readonly receipt?: Receipt;
 }
 
@@ -145,6 +183,12 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return rejected(view, e);
     case 'EpisodeStored':
       return episodeStored(view, e);
+    case 'AccessGranted':
+      return accessGranted(view, e);
+    case 'AccessRevoked':
+      return accessRevoked(view, e);
+    case 'FeedbackRecorded':
+      return feedbackRecorded(view, e);
   }
 }
 
@@ -221,6 +265,7 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
     embedding: p.embedding,
     episodeId: p.episodeId,
     reinforcements: 0,
+    feedback: NO_FEEDBACK,
   };
   if (p.status === 'CANDIDATE')
     return { record, receipt: receipt(e, 'QUEUED', p.recordId, 1, p.reviewReasons.join('; ') || null) };
@@ -487,4 +532,47 @@ function episodeStored(view: ProjectionView, e: EventOf<'EpisodeStored'>): Effec
     recordedAt: e.recordedAt,
   };
   return { episode, receipt: receipt(e, 'ADMITTED', null, null, null) };
+}
+
+function accessGranted(view: ProjectionView, e: EventOf<'AccessGranted'>): Effect {
+  const p = e.payload;
+  if (view.grant(e.tenant, p.grantId)) {
+    return { receipt: receipt(e, 'REJECTED', p.grantId, null, 'grant id already exists') };
+  }
+  const grant: GrantState = {
+    tenant: e.tenant,
+    id: p.grantId,
+    grantee: `${p.grantee.iss}|${p.grantee.sub}`,
+    namespace: e.namespace,
+    maxSensitivity: p.maxSensitivity,
+    purposes: p.purposes ? [...p.purposes].sort() : null,
+    grantedBy: `${e.principal.iss}|${e.principal.sub}`,
+    grantedAt: e.recordedAt,
+    revokedAt: null,
+    revokeReason: null,
+  };
+  return { grant, receipt: receipt(e, 'ADMITTED', p.grantId, null, `granted ${grant.namespace}`) };
+}
+
+function accessRevoked(view: ProjectionView, e: EventOf<'AccessRevoked'>): Effect {
+  const g = view.grant(e.tenant, e.payload.grantId);
+  const id = e.payload.grantId;
+  if (!g) return { receipt: receipt(e, 'REJECTED', id, null, 'grant not found') };
+  if (g.revokedAt) return { receipt: receipt(e, 'DUPLICATE', id, null, 'grant already revoked') };
+  return {
+    grant: { ...g, revokedAt: e.recordedAt, revokeReason: e.payload.reason },
+    receipt: receipt(e, 'ADMITTED', id, null, 'revoked'),
+  };
+}
+
+function feedbackRecorded(view: ProjectionView, e: EventOf<'FeedbackRecorded'>): Effect {
+  const p = e.payload;
+  const r = view.record(e.tenant, p.recordId);
+  if (!r) return { receipt: receipt(e, 'REJECTED', p.recordId, null, 'record not found') };
+  const key = p.verdict === 'USED' ? 'used' : p.verdict === 'IGNORED' ? 'ignored' : 'wrong';
+  const record: RecordState = { ...r, feedback: { ...r.feedback, [key]: r.feedback[key] + 1 } };
+  return {
+    record,
+    receipt: receipt(e, 'ADMITTED', p.recordId, currentRevision(r).version, `feedback ${p.verdict}`),
+  };
 }

@@ -3,6 +3,7 @@ import {
   evolve,
   type EntityState,
   type EpisodeState,
+  type GrantState,
   type ProjectionView,
   type Receipt,
   type RecordState,
@@ -20,11 +21,13 @@ export class MemoryState implements ProjectionView {
   private readonly entities = new Map<string, EntityState>();
   private readonly receipts = new Map<string, Receipt>();
   private readonly episodes = new Map<string, EpisodeState>();
+  private readonly grants = new Map<string, GrantState>();
   private readonly dirty = {
     records: new Map<string, RecordState>(),
     entities: new Map<string, EntityState>(),
     receipts: new Map<string, Receipt>(),
     episodes: new Map<string, EpisodeState>(),
+    grants: new Map<string, GrantState>(),
   };
 
   constructor(seed?: {
@@ -32,17 +35,20 @@ export class MemoryState implements ProjectionView {
     entities?: readonly EntityState[];
     receipts?: readonly Receipt[];
     episodes?: readonly EpisodeState[];
+    grants?: readonly GrantState[];
   }) {
     for (const r of seed?.records ?? []) this.records.set(k(r.tenant, r.id), r);
     for (const e of seed?.entities ?? []) this.entities.set(k(e.tenant, e.id), e);
     for (const r of seed?.receipts ?? []) this.receipts.set(k(r.tenant, r.idempotencyKey), r);
     for (const e of seed?.episodes ?? []) this.episodes.set(k(e.tenant, e.id), e);
+    for (const g of seed?.grants ?? []) this.grants.set(k(g.tenant, g.id), g);
   }
 
   record = (tenant: string, id: string): RecordState | undefined => this.records.get(k(tenant, id));
   entity = (tenant: string, id: string): EntityState | undefined => this.entities.get(k(tenant, id));
   receipt = (tenant: string, key: string): Receipt | undefined => this.receipts.get(k(tenant, key));
   episode = (tenant: string, id: string): EpisodeState | undefined => this.episodes.get(k(tenant, id));
+  grant = (tenant: string, id: string): GrantState | undefined => this.grants.get(k(tenant, id));
 
   apply(event: LedgerEvent): void {
     const eff = evolve(this, event);
@@ -52,6 +58,7 @@ export class MemoryState implements ProjectionView {
       this.put(this.entities, this.dirty.entities, k(eff.entity.tenant, eff.entity.id), eff.entity);
     if (eff.episode)
       this.put(this.episodes, this.dirty.episodes, k(eff.episode.tenant, eff.episode.id), eff.episode);
+    if (eff.grant) this.put(this.grants, this.dirty.grants, k(eff.grant.tenant, eff.grant.id), eff.grant);
     if (eff.receipt)
       this.put(
         this.receipts,
@@ -67,12 +74,14 @@ export class MemoryState implements ProjectionView {
     entities: EntityState[];
     receipts: Receipt[];
     episodes: EpisodeState[];
+    grants: GrantState[];
   } {
     return {
       records: [...this.dirty.records.values()],
       entities: [...this.dirty.entities.values()],
       receipts: [...this.dirty.receipts.values()],
       episodes: [...this.dirty.episodes.values()],
+      grants: [...this.dirty.grants.values()],
     };
   }
 
@@ -89,6 +98,7 @@ export class MemoryState implements ProjectionView {
       Receipt: this.receipts.size,
       Episode: this.episodes.size,
       Chunk: chunks,
+      Grant: this.grants.size,
     };
     return Object.fromEntries(Object.entries(out).filter(([, n]) => n > 0));
   }

@@ -4,9 +4,15 @@ import type { Sensitivity } from './model.ts';
 /** The caller's entitlement, compiled into every read query (filter before rank, count or order). */
 export interface ReadScope {
   readonly tenant: string;
-  /** Namespace subtrees the caller may read; null = the whole tenant. */
-  readonly namespaceRoots: readonly string[] | null;
-  /** Highest sensitivity the caller may see. */
+  /**
+   * What the caller may read: each entry a namespace subtree (null = the whole tenant) up to a label.
+   * A record is visible when some entry covers both its namespace and its label. Empty = nothing.
+   */
+  readonly grants: readonly ScopeGrant[];
+}
+
+export interface ScopeGrant {
+  readonly root: string | null;
   readonly maxSensitivity: Sensitivity;
 }
 

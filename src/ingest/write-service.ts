@@ -3,24 +3,30 @@ import {
   ApproveCommand,
   commandHash,
   decideApprove,
+  decideFeedback,
+  decideGrant,
   decidePropose,
   decideReject,
   decideRetract,
   decideRevise,
+  decideRevoke,
   entityIdFor,
   envelope,
   EpisodeCommand,
+  FeedbackCommand,
+  GrantAccessCommand,
   parseCommand,
   ProposeCommand,
   RejectCommand,
   RetractCommand,
   ReviseCommand,
+  RevokeAccessCommand,
   type DecideContext,
   type EntityRef,
   type ResolvedEntity,
 } from '../domain/commands.ts';
 import { admit, type AdmissionPolicy } from '../domain/admission.ts';
-import { badInput, conflict, MuninnError, notFound } from '../domain/errors.ts';
+import { badInput, conflict, forbidden, MuninnError, notFound } from '../domain/errors.ts';
 import { LedgerEvent, type EmbeddingCache } from '../domain/events.ts';
 import type { Receipt } from '../domain/fold.ts';
 import {
@@ -32,7 +38,7 @@ import {
   type TimeSource,
 } from '../domain/model.ts';
 import type { Policy, ReadScope } from '../domain/policy.ts';
-import { principalKey, type Principal } from '../domain/principal.ts';
+import { hasScope, principalKey, type Principal } from '../domain/principal.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Extractor, EpisodeTurn } from '../ports/extractor.ts';
@@ -44,6 +50,7 @@ import type { WriteBudget } from './budget.ts';
 import { canonicalText, resolveTime } from './normalize.ts';
 import { classify, type RelateCandidate } from './relate.ts';
 import { screen } from './screen.ts';
+import { recordOfHandle } from '../domain/handles.ts';
 
 /** What a writer is told. `PENDING` means appended to the ledger but not awaited (or not yet projected). */
 export interface WriteReceipt {
@@ -62,6 +69,8 @@ export interface WriteDeps {
   readonly admission: AdmissionPolicy;
   readonly budget: WriteBudget;
   readonly embedder: Embedder;
+  /** Key of the recall handles' MAC (the recall service signs with the same key). */
+  readonly handleKey: string;
   readonly extractor: Extractor;
   readonly clock: Clock;
   readonly ids: IdSource;
@@ -371,6 +380,45 @@ export class WriteService {
       });
     }
     const event = decideReject(this.ctx(principal), { ...cmd, expectedVersion }, current.namespace);
+    const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
+    if (prior) return prior;
+    return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
+  }
+
+  // ── access grants and recall feedback ────────────────────────────────────────────────────────────
+
+  /** An admin grants a person or agent read access to a namespace subtree (a ledger event). */
+  async grantAccess(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    if (!hasScope(principal, 'admin')) throw forbidden('the admin scope is required to grant access');
+    const cmd = parseCommand(GrantAccessCommand, input);
+    const event = decideGrant(this.ctx(principal), cmd);
+    const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
+    if (prior) return prior;
+    return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
+  }
+
+  async revokeAccess(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    if (!hasScope(principal, 'admin')) throw forbidden('the admin scope is required to revoke access');
+    const cmd = parseCommand(RevokeAccessCommand, input);
+    const grant = await this.d.store.grant(principal.tenant, cmd.grantId);
+    if (!grant) throw notFound(`no grant ${cmd.grantId}`);
+    const event = decideRevoke(this.ctx(principal), cmd, grant.namespace);
+    const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
+    if (prior) return prior;
+    return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
+  }
+
+  /**
+   * A caller's verdict on an item a recall gave it. The handle must be one that recall issued (it is
+   * MAC'd), and the record must still be visible to the caller; one verdict per caller per item.
+   */
+  async feedback(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    const cmd = parseCommand(FeedbackCommand, input);
+    const recordId = recordOfHandle(cmd.recallId, cmd.handle, this.d.handleKey);
+    if (!recordId) throw notFound('unknown handle for this recall');
+    const record = await this.d.store.record(await this.d.policy.readScope(principal, 'feedback'), recordId);
+    if (!record) throw notFound('unknown handle for this recall');
+    const event = decideFeedback(this.ctx(principal), cmd, recordId, record.namespace);
     const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
     if (prior) return prior;
     return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);

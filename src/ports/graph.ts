@@ -1,4 +1,4 @@
-import type { EntityState, EpisodeState, Receipt, RecordState } from '../domain/fold.ts';
+import type { EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 
 export type { ReadScope } from '../domain/policy.ts';
@@ -39,6 +39,8 @@ export interface RecordView {
   readonly reviewReasons: readonly string[];
   readonly flags: readonly string[];
   readonly reinforcements: number;
+  /** From recall feedback, in [-1, 1]; ranking reads it. */
+  readonly utility: number;
 }
 
 export interface RevisionView {
@@ -86,6 +88,7 @@ export interface StateKeys {
   readonly entities: ReadonlyArray<{ tenant: string; id: string }>;
   readonly receipts: ReadonlyArray<{ tenant: string; idempotencyKey: string }>;
   readonly episodes: ReadonlyArray<{ tenant: string; id: string }>;
+  readonly grants?: ReadonlyArray<{ tenant: string; id: string }>;
 }
 
 export interface LoadedState {
@@ -93,6 +96,7 @@ export interface LoadedState {
   readonly entities: readonly EntityState[];
   readonly receipts: readonly Receipt[];
   readonly episodes: readonly EpisodeState[];
+  readonly grants: readonly GrantState[];
 }
 
 export interface ProjectionWrite {
@@ -100,6 +104,7 @@ export interface ProjectionWrite {
   readonly entities: readonly EntityState[];
   readonly receipts: readonly Receipt[];
   readonly episodes: readonly EpisodeState[];
+  readonly grants: readonly GrantState[];
 }
 
 /** One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. */
@@ -162,6 +167,8 @@ export interface GraphStore {
     after: string | null,
   ): Promise<Page<RecordView>>;
   history(scope: ReadScope, id: string): Promise<RevisionView[]>;
+  /** How many records `records` would list (every page), under the same scope and filter. */
+  recordCount(scope: ReadScope, q: RecordQuery, asOf: AsOf): Promise<number>;
   entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]>;
   findEntity(
     tenant: string,
@@ -213,7 +220,8 @@ export interface GraphStore {
     after: string | null,
   ): Promise<Page<Proposal>>;
   /** Recall arms: ranked record ids, best first. */
-  lexicalArm(q: ArmQuery, text: string): Promise<string[]>;
+  /** Fulltext matches the caller may see, best Lucene score first, at most `fetch` (ranked by the caller). */
+  lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<Array<{ id: string; text: string }>>;
   vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]>;
   /** Records about the anchor entities or their SAME_AS neighbours; returns [recordId, anchorId] pairs. */
   graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;
@@ -225,6 +233,11 @@ export interface GraphStore {
     ids: readonly string[],
   ): Promise<Array<RecordView & { contradicts: string[] }>>;
   /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
+  grant(tenant: string, id: string): Promise<GrantState | undefined>;
+  /** Every grant in the tenant (revoked ones too), newest first. */
+  grants(tenant: string): Promise<GrantState[]>;
+  /** Live (unrevoked) grants held by any of these grantees (`iss|sub`) in the tenant. */
+  grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]>;
   stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */
   wipe(): Promise<void>;

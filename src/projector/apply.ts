@@ -130,6 +130,7 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
   const entities = new Map<string, { tenant: string; id: string }>();
   const receipts = new Map<string, { tenant: string; idempotencyKey: string }>();
   const episodes = new Map<string, { tenant: string; id: string }>();
+  const grants = new Map<string, { tenant: string; id: string }>();
   const rec = (tenant: string, id: string) => records.set(k(tenant, id), { tenant, id });
   for (const e of events) {
     receipts.set(k(e.tenant, e.idempotencyKey), { tenant: e.tenant, idempotencyKey: e.idempotencyKey });
@@ -143,6 +144,8 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
           id: e.payload.sameAs.entityId,
         });
     }
+    if (e.type === 'AccessGranted' || e.type === 'AccessRevoked')
+      grants.set(k(e.tenant, e.payload.grantId), { tenant: e.tenant, id: e.payload.grantId });
     if (e.type === 'EpisodeStored')
       episodes.set(k(e.tenant, e.payload.episodeId), { tenant: e.tenant, id: e.payload.episodeId });
   }
@@ -151,6 +154,7 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
     entities: [...entities.values()],
     receipts: [...receipts.values()],
     episodes: [...episodes.values()],
+    grants: [...grants.values()],
   };
 }
 
@@ -165,6 +169,12 @@ async function loadWithTargets(tx: Parameters<Parameters<GraphStore['projection'
         targets.set(k(r.tenant, rel.target), { tenant: r.tenant, id: rel.target });
   }
   if (targets.size === 0) return first;
-  const more = await tx.load({ records: [...targets.values()], entities: [], receipts: [], episodes: [] });
+  const more = await tx.load({
+    records: [...targets.values()],
+    entities: [],
+    receipts: [],
+    episodes: [],
+    grants: [],
+  });
   return { ...first, records: [...first.records, ...more.records] };
 }

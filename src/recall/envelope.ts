@@ -76,7 +76,7 @@ export function renderItem(item: EnvelopeItem, n: number): string {
       : '?';
   const header = [
     `[${Number.isSafeInteger(n) && n > 0 ? n : 0}]`,
-    `handle=${attr(item.handle, 40)}`,
+    `handle=${attr(item.handle, 120)}`,
     `class=${attr(item.class, 32)}`,
     `status=${attr(item.status, 32)}`,
     `confidence=${conf}`,

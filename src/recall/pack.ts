@@ -1,4 +1,6 @@
-import { sha256Hex } from '../domain/canonical.ts';
+import { handleFor } from '../domain/handles.ts';
+
+export { handleFor, recordOfHandle } from '../domain/handles.ts';
 import {
   envelopeFrame,
   isInstruction,
@@ -117,11 +119,6 @@ export function bodyAt(
   return typeof item.text === 'string' && item.text.trim().length > 0 ? item.text : headline;
 }
 
-/** A stable handle for an item in one recall: "h:" + the first 12 hex of sha256(recallId NUL recordId). */
-export function handleFor(recallId: string, recordId: string): string {
-  return `h:${sha256Hex(`${recallId}\u0000${recordId}`).slice(0, 12)}`;
-}
-
 export interface PackedItem extends EnvelopeItem {
   readonly id: string;
   readonly score: number;
@@ -151,7 +148,11 @@ const LEVELS: readonly Level[] = ['full', 'summary', 'headline'];
  * estimateTokens(renderEnvelope(pack.items, opts)) ≤ tokenBudget always; an envelope with no items
  * renders as nothing. A budget that is not a finite number ≥ 0 counts as 0.
  */
-export function pack(items: readonly RecallItem[], tokenBudget: number, opts: EnvelopeOptions): Pack {
+export function pack(
+  items: readonly RecallItem[],
+  tokenBudget: number,
+  opts: EnvelopeOptions & { readonly handleKey?: string },
+): Pack {
   const budget = Number.isFinite(tokenBudget) && tokenBudget > 0 ? Math.floor(tokenBudget) : 0;
   const seen = new Set<string>();
   const ranked = [...items]
@@ -170,7 +171,7 @@ export function pack(items: readonly RecallItem[], tokenBudget: number, opts: En
       id: item.id,
       score: item.score,
       why: item.why,
-      handle: handleFor(opts.recallId, item.id),
+      handle: handleFor(opts.recallId, item.id, opts.handleKey),
       class: item.class,
       status: item.status,
       confidence: item.confidence,

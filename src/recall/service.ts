@@ -5,13 +5,17 @@ import type { Policy } from '../domain/policy.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { ArmQuery, GraphStore } from '../ports/graph.ts';
+import type { ArmQuery, GraphStore, RecordView } from '../ports/graph.ts';
 import type { Logger } from '../ports/logger.ts';
 import { renderEnvelope } from './envelope.ts';
 import { blend, featuresOf, rrf, toRecallItem } from './fuse.ts';
 import { dropNearDuplicates, pack, type Pack } from './pack.ts';
 import { filterVisible, resolvePrecedence } from './precedence.ts';
 import { classHints, getRecipe } from './recipes.ts';
+import { rankLexical } from './lexical.ts';
+
+/** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
+const LEXICAL_FETCH = 500;
 
 export const RecallCommand = z.object({
   query: z.string().min(1).max(4000),
@@ -32,6 +36,8 @@ export interface RecallResult {
   readonly pack: Pack;
   readonly envelope: string;
   readonly ms: Readonly<Record<string, number>>;
+  /** The records behind the items, as read under this recall's scope (purpose included). */
+  readonly records: ReadonlyMap<string, RecordView>;
 }
 
 export interface RecallDeps {
@@ -41,6 +47,8 @@ export interface RecallDeps {
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly logger: Logger;
+  /** MAC key of the handles (feedback verifies them with the same key). */
+  readonly handleKey: string;
 }
 
 /**
@@ -80,7 +88,11 @@ export class RecallService {
       await Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(principal.tenant, ref)))
     ).filter((e) => e !== undefined);
     const [lexical, vec, graph, inherited] = await Promise.all([
-      recipe.arms.lexical ? timed('lexical', () => this.d.store.lexicalArm(q, cmd.query)) : [],
+      recipe.arms.lexical
+        ? timed('lexical', async () =>
+            rankLexical(cmd.query, await this.d.store.lexicalArm(q, cmd.query, LEXICAL_FETCH), q.k),
+          )
+        : [],
       recipe.arms.vector && vector ? timed('vector', () => this.d.store.vectorArm(q, [...vector])) : [],
       recipe.arms.graph
         ? timed('graph', () =>
@@ -116,7 +128,7 @@ export class RecallService {
     const features = new Map(
       [...records.values()].map((r) => [
         r.id,
-        featuresOf(r, cmd.namespace, { authority: authority(r), utility: 0 }),
+        featuresOf(r, cmd.namespace, { authority: authority(r), utility: r.utility }),
       ]),
     );
     const anchorOf = new Map(graph.map(([id, anchor]) => [id, anchor]));
@@ -142,7 +154,10 @@ export class RecallService {
     ms['fuse'] = Math.round((performance.now() - t0) * 10) / 10;
 
     const t1 = performance.now();
-    const packed = pack(distinct.slice(0, cmd.limit), cmd.tokenBudget, { recallId });
+    const packed = pack(distinct.slice(0, cmd.limit), cmd.tokenBudget, {
+      recallId,
+      handleKey: this.d.handleKey,
+    });
     const envelope = renderEnvelope(packed.items, { recallId });
     ms['pack'] = Math.round((performance.now() - t1) * 10) / 10;
     this.d.logger.info(
@@ -158,6 +173,6 @@ export class RecallService {
       },
       'recall',
     );
-    return { recallId, recipe: recipe.name, pack: packed, envelope, ms };
+    return { recallId, recipe: recipe.name, pack: packed, envelope, ms, records };
   }
 }

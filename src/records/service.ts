@@ -1,7 +1,8 @@
 import { EntityRef, parseCommand } from '../domain/commands.ts';
-import type { EntityState } from '../domain/fold.ts';
+import { forbidden } from '../domain/errors.ts';
+import type { EntityState, GrantState } from '../domain/fold.ts';
 import type { Policy } from '../domain/policy.ts';
-import type { Principal } from '../domain/principal.ts';
+import { hasScope, type Principal } from '../domain/principal.ts';
 import type {
   AsOf,
   GraphStore,
@@ -33,13 +34,20 @@ export class RecordsService {
     return this.store.records(await this.policy.readScope(principal, undefined), q, asOf, first, after);
   }
 
+  async recordCount(principal: Principal, q: RecordQuery, asOf: AsOf): Promise<number> {
+    return this.store.recordCount(await this.policy.readScope(principal, undefined), q, asOf);
+  }
+
   async history(principal: Principal, id: string): Promise<RevisionView[]> {
     return this.store.history(await this.policy.readScope(principal, undefined), id);
   }
 
   async entity(principal: Principal, ref: unknown): Promise<EntityState | undefined> {
-    await this.policy.readScope(principal, undefined);
-    return this.store.findEntity(principal.tenant, parseCommand(EntityRef, ref));
+    const scope = await this.policy.readScope(principal, undefined);
+    const found = await this.store.findEntity(principal.tenant, parseCommand(EntityRef, ref));
+    if (!found) return undefined;
+    // Visible only when the caller may read the tenant or some record about it (see GraphStore.entities).
+    return (await this.store.entities(scope, [found.id]))[0];
   }
 
   async entitiesByIds(principal: Principal, ids: readonly string[]): Promise<EntityState[]> {
@@ -49,6 +57,12 @@ export class RecordsService {
 
   async relations(principal: Principal, id: string) {
     return this.store.relations(await this.policy.readScope(principal, undefined), id);
+  }
+
+  /** The tenant's namespace grants (admin only). */
+  async grants(principal: Principal): Promise<GrantState[]> {
+    if (!hasScope(principal, 'admin')) throw forbidden('the admin scope is required to list grants');
+    return this.store.grants(principal.tenant);
   }
 
   /** Proposals waiting in a namespace subtree; needs the review scope. */

@@ -146,7 +146,7 @@ describe('recall', () => {
     const top = p.items[0]!;
     expect(top.record.id).toBe(ids['db']);
     expect(top.why.arms.map((a) => a.arm).sort()).toEqual(expect.arrayContaining(['lexical', 'vector']));
-    expect(top.handle).toMatch(/^h:[0-9a-f]{12}$/);
+    expect(top.handle).toMatch(new RegExp(`^h:${ids['db']}\\.[0-9a-f]{16}$`));
   });
 
   it('never returns another tenant’s, a retracted or a not-yet-valid record', async () => {

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { load, type Config } from '../../src/config/index.ts';
 import { startMuninn, type Muninn } from '../../src/main.ts';
-import { signDevToken, ensureDevKeys } from '../../src/adapters/auth/dev-keys.ts';
+import { signDevToken, ensureDevKeys, type DevActClaim } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger, type Logger } from '../../src/ports/logger.ts';
 
 /** The stack's endpoints, as the global setup found or started them. */
@@ -34,6 +34,7 @@ export interface TestApp {
     scopes?: string[];
     ttlSeconds?: number;
     audience?: string;
+    act?: DevActClaim;
   }): Promise<string>;
   gql<T = Record<string, unknown>>(
     token: string | undefined,
@@ -70,6 +71,7 @@ export async function startApp(
         sub: o.sub ?? 'tester',
         scopes: o.scopes ?? ['read', 'write'],
         ttlSeconds: o.ttlSeconds ?? 600,
+        ...(o.act ? { act: o.act } : {}),
       }),
     gql: (token, query, variables) => gql(url, token, query, variables),
     stop: () => m.stop(),

@@ -104,6 +104,7 @@ class MemoryProjection implements ProjectionView {
   entity = (tenant: string, id: string) => this.entities.get(`${tenant}\u0000${id}`);
   receipt = (tenant: string, key: string) => this.receipts.get(`${tenant}\u0000${key}`);
   episode = (tenant: string, id: string) => this.episodes.get(`${tenant}\u0000${id}`);
+  grant = () => undefined;
 
   /** As the projector does: every record the effect carries, then entity, episode and receipt. */
   apply(eff: Effect): void {

@@ -17,6 +17,7 @@ import {
   dropNearDuplicates,
   estimateTokens,
   handleFor,
+  recordOfHandle,
   headlineOf,
   pack,
   summaryOf,
@@ -676,7 +677,17 @@ describe('pack', () => {
     const h3 = pack(items, 10_000, { recallId: 'r2' }).items.map((i) => i.handle);
     expect(h1).toEqual(h2);
     expect(h1).toEqual([handleFor('r1', 'a'), handleFor('r1', 'b')]);
-    for (const h of h1) expect(h).toMatch(/^h:[0-9a-f]{12}$/);
+    for (const h of h1) expect(h).toMatch(/^h:[ab]\.[0-9a-f]{16}$/);
+    // The handle names its record only for the recall (and key) that issued it.
+    expect(recordOfHandle('r1', h1[0]!)).toBe('a');
+    expect(recordOfHandle('r2', h1[0]!)).toBeUndefined();
+    expect(recordOfHandle('r1', h1[0]!, 'another key')).toBeUndefined();
+    expect(
+      recordOfHandle(
+        'r1',
+        h1[0]!.replace(/.$/, (c) => (c === '0' ? '1' : '0')),
+      ),
+    ).toBeUndefined();
     expect(h3[0]).not.toBe(h1[0]);
     expect(new Set(h1).size).toBe(2);
   });

@@ -128,6 +128,7 @@ export const ALLOWED_LABELS = new Set([
   'Migration',
   'Episode',
   'Chunk',
+  'Grant',
 ]);
 export function label(name: string): string {
   if (!ALLOWED_LABELS.has(name)) throw new MuninnError('INTERNAL', `label not allow-listed: ${name}`);

@@ -3,12 +3,13 @@ import { canonicalJson, sha256Hex } from '../../domain/canonical.ts';
 import type {
   EntityState,
   EpisodeState,
+  GrantState,
   Receipt,
   RecordState,
   RelationState,
   RevisionState,
 } from '../../domain/fold.ts';
-import { currentRevision } from '../../domain/fold.ts';
+import { currentRevision, utilityOf } from '../../domain/fold.ts';
 import {
   namespaceChain,
   Sensitivities,
@@ -34,6 +35,7 @@ import type {
   StateKeys,
 } from '../../ports/graph.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
+import type { LexicalCandidate } from '../../recall/lexical.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
@@ -53,15 +55,21 @@ export function luceneQuery(text: string): string {
 const NODE_KEY = (v: string) =>
   `coalesce(${v}.id, ${v}.recordId + '#' + toString(${v}.version), ${v}.episodeId + '#' + toString(${v}.index))`;
 
-/** The Cypher fragment that enforces a ReadScope on `n` (a Record). Parameters: $tenant, $roots, $labels. */
-const SCOPE_WHERE = `n.tenant = $tenant
-  AND ($roots IS NULL OR any(r IN $roots WHERE n.namespace = r OR n.namespace STARTS WITH r + '/'))
-  AND n.sensitivity IN $labels`;
+/**
+ * The Cypher fragment that enforces a ReadScope on a Record bound to `v`: the tenant, then at least one
+ * grant whose subtree holds the record and whose label ceiling covers it. Parameters: $tenant, $grants.
+ */
+const scopeWhere = (v: string) => `${v}.tenant = $tenant
+  AND any(g IN $grants WHERE (g.root IS NULL OR ${v}.namespace = g.root OR ${v}.namespace STARTS WITH g.root + '/')
+                         AND ${v}.sensitivity IN g.labels)`;
+const SCOPE_WHERE = scopeWhere('n');
 
 const scopeParams = (s: ReadScope) => ({
   tenant: s.tenant,
-  roots: s.namespaceRoots,
-  labels: Sensitivities.slice(0, Sensitivities.indexOf(s.maxSensitivity) + 1) as Sensitivity[],
+  grants: s.grants.map((g) => ({
+    root: g.root,
+    labels: Sensitivities.slice(0, Sensitivities.indexOf(g.maxSensitivity) + 1) as Sensitivity[],
+  })),
 });
 
 export class Neo4jGraphStore implements GraphStore {
@@ -138,14 +146,12 @@ export class Neo4jGraphStore implements GraphStore {
     return r ? toRecordView(r.get('n').properties, r.get('v').properties, r.get('about')) : undefined;
   }
 
-  async records(
-    scope: ReadScope,
-    q: RecordQuery,
-    asOf: AsOf,
-    first: number,
-    after: string | null,
-  ): Promise<Page<RecordView>> {
+  /** The structured filter of `records` and `recordCount`: one query text, so a count never disagrees. */
+  private recordFilter(scope: ReadScope, q: RecordQuery, asOf: AsOf, after: string | null) {
     const current = !asOf.knownAt;
+    // Statuses default to what is believed now: not superseded, retracted, rejected or erased.
+    // A world-time query (validAt) also admits SUPERSEDED: it was true then.
+    const statusDefault = asOf.validAt ? ['ACTIVE', 'CONTESTED', 'SUPERSEDED'] : ['ACTIVE', 'CONTESTED'];
     const params = {
       ...scopeParams(scope),
       ns: q.namespace,
@@ -159,18 +165,13 @@ export class Neo4jGraphStore implements GraphStore {
       validAt: asOf.validAt ?? null,
       eot: END_OF_TIME,
       after: after ?? '',
-      limit: first + 1,
+      statusDefault,
     };
-    // Statuses default to what is believed now: not superseded, retracted, rejected or erased.
-    // A world-time query (validAt) also admits SUPERSEDED: it was true then.
-    const statusDefault = asOf.validAt ? ['ACTIVE', 'CONTESTED', 'SUPERSEDED'] : ['ACTIVE', 'CONTESTED'];
     const revisionMatch = current
       ? 'WITH n, n AS v'
       : `MATCH (n)-[:HAS_REVISION]->(v:Revision)
          WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)`;
-    const res = await this.db.read(
-      'records.list',
-      `MATCH (n:Record) WHERE ${SCOPE_WHERE} AND (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/') AND n.id > $after
+    const cypher = `MATCH (n:Record) WHERE ${SCOPE_WHERE} AND (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/') AND n.id > $after
          AND ($classes IS NULL OR n.class IN $classes)
          AND ($changeset IS NULL OR n.changesetId = $changeset)
          AND ($about IS NULL OR EXISTS { MATCH (n)-[:ABOUT]->(e:Entity) WHERE e.id IN $about })
@@ -178,11 +179,31 @@ export class Neo4jGraphStore implements GraphStore {
        WITH n, v WHERE (CASE WHEN $statuses IS NULL THEN v.status IN $statusDefault ELSE v.status IN $statuses END)
          AND ($predicate IS NULL OR v.predicate = $predicate)
          AND ($text IS NULL OR toLower(v.text) CONTAINS $text)
-         AND ($validAt IS NULL OR (v.validFrom <= $validAt AND coalesce(v.validTo, $eot) > $validAt))
+         AND ($validAt IS NULL OR (v.validFrom <= $validAt AND coalesce(v.validTo, $eot) > $validAt))`;
+    return { cypher, params, current };
+  }
+
+  async recordCount(scope: ReadScope, q: RecordQuery, asOf: AsOf): Promise<number> {
+    const f = this.recordFilter(scope, q, asOf, null);
+    const res = await this.db.read('records.count', `${f.cypher} RETURN count(n) AS c`, f.params);
+    return Number(res.records[0]?.get('c') ?? 0);
+  }
+
+  async records(
+    scope: ReadScope,
+    q: RecordQuery,
+    asOf: AsOf,
+    first: number,
+    after: string | null,
+  ): Promise<Page<RecordView>> {
+    const { cypher, params, current } = this.recordFilter(scope, q, asOf, after);
+    const res = await this.db.read(
+      'records.list',
+      `${cypher}
        WITH n, v ORDER BY n.id LIMIT toInteger($limit)
        OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
        RETURN n, v, collect(e.id) AS about ORDER BY n.id`,
-      { ...params, statusDefault },
+      { ...params, limit: first + 1 },
     );
     const rows = res.records.map((r) =>
       toRecordView(r.get('n').properties, current ? null : r.get('v').properties, r.get('about')),
@@ -205,11 +226,13 @@ export class Neo4jGraphStore implements GraphStore {
   async entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]> {
     const res = await this.db.read(
       'entities.get',
-      'MATCH (e:Entity) WHERE e.tenant = $tenant AND e.id IN $ids RETURN e',
-      {
-        tenant: scope.tenant,
-        ids,
-      },
+      // An entity is visible when the caller sees the whole tenant or some record it may read is about it:
+      // entity names from a namespace it may not read are not disclosed.
+      `MATCH (e:Entity) WHERE e.tenant = $tenant AND e.id IN $ids
+         AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = 4)
+              OR EXISTS { MATCH (e)<-[:ABOUT]-(n:Record) WHERE ${SCOPE_WHERE} })
+       RETURN e`,
+      { ...scopeParams(scope), ids },
     );
     return res.records.map((r) => toEntity(r.get('e').properties));
   }
@@ -328,7 +351,7 @@ export class Neo4jGraphStore implements GraphStore {
     const res = await this.db.read(
       'record.relations',
       `MATCH (n:Record {tenant: $tenant, id: $id}) WHERE ${SCOPE_WHERE}
-       MATCH (n)-[r:EXTENDS|CONTRADICTS|SUPERSEDES]-(o:Record)
+       MATCH (n)-[r:EXTENDS|CONTRADICTS|SUPERSEDES]-(o:Record) WHERE ${scopeWhere('o')}
        RETURN type(r) AS type, CASE WHEN startNode(r) = n THEN 'OUT' ELSE 'IN' END AS direction, o.id AS other,
               r.confidence AS confidence, r.reason AS reason
        ORDER BY type, other`,
@@ -426,18 +449,19 @@ export class Neo4jGraphStore implements GraphStore {
     AND ($classes IS NULL OR n.class IN $classes)
     AND n.validFrom <= $validAt AND coalesce(n.validTo, $eot) > $validAt`;
 
-  async lexicalArm(q: ArmQuery, text: string): Promise<string[]> {
+  async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
     const lucene = luceneQuery(text);
     if (!lucene) return [];
     // The fulltext procedure streams every match by score; the WHERE filters the stream before LIMIT.
+    // Ranking happens in the recall service with statistics over these (visible) candidates only.
     const res = await this.db.read(
       'recall.lexical',
       `CALL db.index.fulltext.queryNodes('record_text', $lucene) YIELD node AS n, score
        WHERE ${Neo4jGraphStore.ARM_WHERE}
-       RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
-      { ...this.armParams(q), lucene },
+       RETURN n.id AS id, n.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`,
+      { ...this.armParams(q), lucene, fetch },
     );
-    return res.records.map((r) => String(r.get('id')));
+    return res.records.map((r) => ({ id: String(r.get('id')), text: String(r.get('text')) }));
   }
 
   async vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]> {
@@ -498,7 +522,7 @@ export class Neo4jGraphStore implements GraphStore {
       `MATCH (n:Record {tenant: $tenant}) WHERE n.id IN $ids AND ${SCOPE_WHERE}
        OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
        WITH n, collect(e.id) AS about
-       RETURN n, about, COLLECT { MATCH (n)-[:CONTRADICTS]-(o:Record) RETURN o.id } AS contradicts`,
+       RETURN n, about, COLLECT { MATCH (n)-[:CONTRADICTS]-(o:Record) WHERE ${scopeWhere('o')} RETURN o.id } AS contradicts`,
       { ...scopeParams(scope), ids: [...ids] },
     );
     return res.records.map((r) => ({
@@ -507,13 +531,42 @@ export class Neo4jGraphStore implements GraphStore {
     }));
   }
 
+  async grant(tenant: string, id: string): Promise<GrantState | undefined> {
+    const res = await this.db.read('grant.get', 'MATCH (g:Grant {tenant: $tenant, id: $id}) RETURN g', {
+      tenant,
+      id,
+    });
+    const r = res.records[0];
+    return r ? toGrant(r.get('g').properties) : undefined;
+  }
+
+  async grants(tenant: string): Promise<GrantState[]> {
+    const res = await this.db.read(
+      'grants.list',
+      'MATCH (g:Grant {tenant: $tenant}) RETURN g ORDER BY g.grantedAt DESC, g.id',
+      { tenant },
+    );
+    return res.records.map((r) => toGrant(r.get('g').properties));
+  }
+
+  async grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]> {
+    if (grantees.length === 0) return [];
+    const res = await this.db.read(
+      'grants.for',
+      `MATCH (g:Grant {tenant: $tenant}) WHERE g.grantee IN $grantees AND g.revokedAt IS NULL
+       RETURN g ORDER BY g.id`,
+      { tenant, grantees: [...grantees] },
+    );
+    return res.records.map((r) => toGrant(r.get('g').properties));
+  }
+
   async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {
     // Canonical dump: every domain node as label + sorted properties, every relationship between domain
     // nodes as (start key, type, end key, properties); both sorted, then hashed. Checkpoints and
     // migration bookkeeping are not domain state.
     const nodes = await this.db.read(
       'state.nodes',
-      `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk
+      `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk OR n:Grant
        RETURN labels(n) AS l, properties(n) AS p`,
     );
     const rels = await this.db.read(
@@ -549,6 +602,7 @@ export class Neo4jGraphStore implements GraphStore {
       const res = await this.db.write(
         'state.wipe',
         `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint OR n:Episode OR n:Chunk
+           OR n:Grant
          WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c`,
       );
       if (Number(res.records[0]?.get('c') ?? 0) === 0) return;
@@ -587,7 +641,7 @@ class Neo4jProjectionTx implements ProjectionTx {
   async load(keys: StateKeys): Promise<LoadedState> {
     const run = (cypher: string, rows: readonly object[]) =>
       rows.length ? this.tx.run(cypher, { keys: rows }) : null;
-    const [records, entities, receipts, episodes] = await Promise.all([
+    const [records, entities, receipts, episodes, grants] = await Promise.all([
       run(
         `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
          RETURN n,
@@ -606,6 +660,7 @@ class Neo4jProjectionTx implements ProjectionTx {
         keys.receipts,
       ),
       run('UNWIND $keys AS k MATCH (ep:Episode {tenant: k.tenant, id: k.id}) RETURN ep', keys.episodes),
+      run('UNWIND $keys AS k MATCH (g:Grant {tenant: k.tenant, id: k.id}) RETURN g', keys.grants ?? []),
     ]);
     return {
       records: records?.records.map(toRecordState) ?? [],
@@ -620,6 +675,7 @@ class Neo4jProjectionTx implements ProjectionTx {
         ) ?? [],
       receipts: receipts?.records.map((r) => toReceipt(r.get('r').properties)) ?? [],
       episodes: episodes?.records.map((r) => toEpisode(r.get('ep').properties)) ?? [],
+      grants: grants?.records.map((r) => toGrant(r.get('g').properties)) ?? [],
     };
   }
 
@@ -693,6 +749,11 @@ class Neo4jProjectionTx implements ProjectionTx {
           { rows },
         );
       }
+    }
+    if (w.grants.length) {
+      await this.tx.run(`UNWIND $rows AS g MERGE (n:Grant {tenant: g.tenant, id: g.id}) SET n += g`, {
+        rows: w.grants.map((g) => ({ ...g, purposes: g.purposes ? [...g.purposes] : null })),
+      });
     }
     if (w.receipts.length) {
       await this.tx.run(
@@ -785,6 +846,10 @@ function recordRow(r: RecordState) {
       embeddingModel: r.embedding?.modelId ?? null,
       episodeId: r.episodeId,
       reinforcements: r.reinforcements,
+      feedbackUsed: r.feedback.used,
+      feedbackIgnored: r.feedback.ignored,
+      feedbackWrong: r.feedback.wrong,
+      utility: utilityOf(r.feedback),
     },
     revisions: r.revisions.map((v) => ({
       version: v.version,
@@ -858,6 +923,26 @@ function toRecordState(row: Neo4jRecord): RecordState {
       : null,
     episodeId: optStr(n['episodeId']),
     reinforcements: Number(n['reinforcements'] ?? 0),
+    feedback: {
+      used: Number(n['feedbackUsed'] ?? 0),
+      ignored: Number(n['feedbackIgnored'] ?? 0),
+      wrong: Number(n['feedbackWrong'] ?? 0),
+    },
+  };
+}
+
+function toGrant(p: Props): GrantState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    grantee: str(p['grantee']),
+    namespace: str(p['namespace']),
+    maxSensitivity: p['maxSensitivity'] as Sensitivity,
+    purposes: (p['purposes'] as string[] | null | undefined) ?? null,
+    grantedBy: str(p['grantedBy']),
+    grantedAt: str(p['grantedAt']),
+    revokedAt: optStr(p['revokedAt']),
+    revokeReason: optStr(p['revokeReason']),
   };
 }
 
@@ -891,6 +976,7 @@ function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
     reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
     flags: (n['flags'] as string[] | undefined) ?? [],
     reinforcements: Number(n['reinforcements'] ?? 0),
+    utility: Number(n['utility'] ?? 0),
   };
 }
 

@@ -1,0 +1,63 @@
+/**
+ * Lexical ranking that depends only on what the caller may see. Lucene's BM25 takes its statistics
+ * (document frequency, average length) from the whole index, other tenants and hidden namespaces
+ * included: ranking by it would let invisible records move what a caller sees (and leak that they
+ * exist). So the fulltext index only finds candidates, already filtered by entitlement; they are ranked
+ * here with BM25 whose statistics come from the candidates themselves.
+ */
+
+export interface LexicalCandidate {
+  readonly id: string;
+  readonly text: string;
+}
+
+const STOP = new Set(['and', 'or', 'not', 'to']);
+
+/** The same word split as the fulltext query (lower case, letters, digits, _ and -). */
+export function terms(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_-]+/u)
+    .filter((w) => w.length > 1 && !STOP.has(w));
+}
+
+/** BM25 (k1 1.2, b 0.75) over the candidate set; ties by id. Candidates matching no term score 0 and drop. */
+export function rankLexical(
+  query: string,
+  candidates: readonly LexicalCandidate[],
+  k: number,
+  params: { k1?: number; b?: number } = {},
+): string[] {
+  const k1 = params.k1 ?? 1.2;
+  const b = params.b ?? 0.75;
+  const q = [...new Set(terms(query))];
+  if (q.length === 0 || candidates.length === 0) return [];
+  const docs = candidates.map((c) => {
+    const ts = terms(c.text);
+    const tf = new Map<string, number>();
+    for (const t of ts) tf.set(t, (tf.get(t) ?? 0) + 1);
+    return { id: c.id, len: ts.length, tf };
+  });
+  const n = docs.length;
+  const avg = docs.reduce((s, d) => s + d.len, 0) / n || 1;
+  const idf = new Map(
+    q.map((t) => {
+      const df = docs.filter((d) => d.tf.has(t)).length;
+      return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
+    }),
+  );
+  return docs
+    .map((d) => {
+      let score = 0;
+      for (const t of q) {
+        const f = d.tf.get(t);
+        if (!f) continue;
+        score += idf.get(t)! * ((f * (k1 + 1)) / (f + k1 * (1 - b + (b * d.len) / avg)));
+      }
+      return { id: d.id, score };
+    })
+    .filter((x) => x.score > 0)
+    .sort((x, y) => y.score - x.score || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
+    .slice(0, k)
+    .map((x) => x.id);
+}
