@@ -3,6 +3,9 @@ import { load, type Config } from './config/index.ts';
 import { createLogger } from './adapters/logger.ts';
 import { CypherExecutor } from './adapters/neo4j/executor.ts';
 import { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
+import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/handoff-store.ts';
+import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
+import { fileOutboxReader, HandoffService } from './handoff/contract.ts';
 import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevKeys } from './adapters/auth/dev-keys.ts';
@@ -36,6 +39,8 @@ export interface Muninn {
   readonly projector: Projector | undefined;
   readonly store: Neo4jGraphStore;
   readonly ledger: KafkaLedger;
+  /** The write side and the handoff contract, when this process serves the API. */
+  readonly services: { readonly writes: WriteService; readonly handoff: HandoffService } | undefined;
   stop(): Promise<void>;
 }
 
@@ -93,6 +98,53 @@ export async function loadAdmissionPolicy(file: string | undefined): Promise<Adm
   return parsed.data;
 }
 
+/** The Muninn side of the handoff contract over the configured outbox, its state in Neo4j. */
+export function createHandoffService(config: Config, store: Neo4jGraphStore, logger: Logger): HandoffService {
+  return new HandoffService({
+    stream: config.handoff.stream,
+    outbox: fileOutboxReader(config.handoff.outboxDir),
+    store: neo4jHandoffStateStore(store.db),
+    clock: systemClock,
+    log: logger,
+  });
+}
+
+/** The read, write and recall services over the adapters (the API and `muninn curate` share them). */
+export async function buildServices(
+  config: Config,
+  store: Neo4jGraphStore,
+  ledger: KafkaLedger,
+  waiter: ProjectionWaiter,
+  logger: Logger,
+) {
+  const admission = await loadAdmissionPolicy(config.policyFile);
+  const embedder = await createEmbedder(config);
+  const policy = referencePolicy(store, config.access);
+  const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
+  const records = new RecordsService(store, policy);
+  const writes = new WriteService({
+    ledger,
+    store,
+    policy,
+    admission,
+    budget: new WriteBudget(
+      systemClock,
+      admission.budgets.perWriterPerNamespace,
+      admission.budgets.perNamespace,
+    ),
+    embedder,
+    handleKey,
+    extractor: createExtractor(config, logger),
+    clock: systemClock,
+    ids: { uuid: randomUUID },
+    projection: waiter,
+    logger,
+    maxTextChars: config.http.limits.maxTextChars,
+    awaitTimeoutMs: config.http.awaitTimeoutMs,
+  });
+  return { policy, records, writes, handleKey, embedder };
+}
+
 export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
@@ -123,6 +175,7 @@ export async function startMuninn(
   }
 
   let api: RunningApi | undefined;
+  let services: Muninn['services'];
   let embedder: (Embedder & { close?: () => Promise<void> }) | undefined;
   if (config.role !== 'projector') {
     if (config.env !== 'production' && config.auth.jwks.kind === 'file') await ensureDevKeys(config.stateDir);
@@ -134,31 +187,11 @@ export async function startMuninn(
       clockSkewS: config.auth.clockSkewS,
       tenantClaim: config.auth.tenantClaim,
     });
-    const admission = await loadAdmissionPolicy(config.policyFile);
-    embedder = await createEmbedder(config);
-    const policy = referencePolicy(store, config.access);
-    const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
-    const records = new RecordsService(store, policy);
-    const writes = new WriteService({
-      ledger,
-      store,
-      policy,
-      admission,
-      budget: new WriteBudget(
-        systemClock,
-        admission.budgets.perWriterPerNamespace,
-        admission.budgets.perNamespace,
-      ),
-      embedder,
-      handleKey,
-      extractor: createExtractor(config, logger),
-      clock: systemClock,
-      ids: { uuid: randomUUID },
-      projection: waiter,
-      logger,
-      maxTextChars: config.http.limits.maxTextChars,
-      awaitTimeoutMs: config.http.awaitTimeoutMs,
-    });
+    const built = await buildServices(config, store, ledger, waiter, logger);
+    embedder = built.embedder;
+    const { policy, records, writes, handleKey } = built;
+    const handoff = createHandoffService(config, store, logger);
+    services = { writes, handoff };
     const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
     api = await startApi({
       host: config.http.host,
@@ -167,6 +200,22 @@ export async function startMuninn(
       limits: config.http.limits,
       verifier,
       logger,
+      handoff: {
+        schema: buildHandoffSchema(handoff),
+        verifier: handoffVerifier(
+          createJoseVerifier({
+            jwks: config.auth.jwks,
+            issuer: config.auth.issuer,
+            audience: config.auth.handoffAudience,
+            algorithms: config.auth.algorithms,
+            clockSkewS: config.auth.clockSkewS,
+            tenantClaim: config.auth.tenantClaim,
+            requireScope: 'handoff',
+          }),
+          neo4jTokenReplayGuard(store.db),
+          config.handoff.maxTokenTtlS,
+        ),
+      },
       services: {
         records,
         writes,
@@ -208,6 +257,7 @@ export async function startMuninn(
     projector,
     store,
     ledger,
+    services,
     stop: () =>
       (stopping ??= (async () => {
         await api?.stop();

@@ -23,6 +23,8 @@ export interface ApiOptions {
   readonly verifier: TokenVerifier;
   readonly services: ApiServices;
   readonly logger: Logger;
+  /** The Heimdall handoff contract at /handoff: its own schema and credential rules (HTTP only). */
+  readonly handoff?: { readonly schema: GraphQLSchema; readonly verifier: TokenVerifier };
   /** Liveness is "the process answers"; readiness is this. */
   readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }
@@ -45,17 +47,28 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
   const log = o.logger.child({ component: 'api' });
   const schema = buildSchema(o.services);
   const rules = limitRules(o.limits);
-  const apollo = new ApolloServer<ApiContext>({
-    schema,
-    introspection: o.introspection,
-    includeStacktraceInErrorResponses: false,
-    validationRules: rules,
-    parseOptions: { maxTokens: o.limits.maxTokens },
-    formatError: formatError(log),
-    plugins: [apolloLimitsPlugin<ApiContext>(o.limits)],
-    csrfPrevention: true,
-  });
+  const server = (s: GraphQLSchema, introspection: boolean) =>
+    new ApolloServer<ApiContext>({
+      schema: s,
+      introspection,
+      includeStacktraceInErrorResponses: false,
+      validationRules: rules,
+      parseOptions: { maxTokens: o.limits.maxTokens },
+      formatError: formatError(log),
+      plugins: [apolloLimitsPlugin<ApiContext>(o.limits)],
+      csrfPrevention: true,
+    });
+  const apollo = server(schema, o.introspection);
   await apollo.start();
+  // The handoff endpoint never offers introspection: its only caller knows the contract.
+  const handoff = o.handoff
+    ? { apollo: server(o.handoff.schema, false), verifier: o.handoff.verifier }
+    : null;
+  await handoff?.apollo.start();
+  const endpoints: Record<string, { apollo: ApolloServer<ApiContext>; verifier: TokenVerifier }> = {
+    '/graphql': { apollo, verifier: o.verifier },
+    ...(handoff ? { '/handoff': handoff } : {}),
+  };
 
   const http = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
@@ -74,7 +87,8 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       const r = await o.readiness().catch((e: unknown) => ({ ready: false, checks: { error: String(e) } }));
       return sendJson(res, r.ready ? 200 : 503, r);
     }
-    if (url.pathname !== '/graphql') return sendJson(res, 404, { error: 'not found' });
+    const endpoint = endpoints[url.pathname];
+    if (!endpoint) return sendJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST' && req.method !== 'GET')
       return sendJson(res, 405, { error: 'method not allowed' });
     const body = await readBody(req, o.limits.maxBodyBytes);
@@ -101,9 +115,9 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
     const headers = new HeaderMap();
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-    const result = await apollo.executeHTTPGraphQLRequest({
+    const result = await endpoint.apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method, headers, search: url.search, body: parsed },
-      context: async () => ({ principal: await authenticate(o.verifier, req.headers.authorization) }),
+      context: async () => ({ principal: await authenticate(endpoint.verifier, req.headers.authorization) }),
     });
     for (const [k, v] of result.headers) res.setHeader(k, v);
     res.statusCode = result.status ?? 200;
@@ -195,6 +209,7 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       await new Promise<void>((r) => wss.close(() => r()));
       await closeServer(http);
       await apollo.stop();
+      await handoff?.apollo.stop();
     },
   };
 }

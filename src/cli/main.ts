@@ -1,6 +1,15 @@
 import { parseArgs } from 'node:util';
 import { load, ConfigError, type Config } from '../config/index.ts';
-import { connectAdapters, runUntilSignal } from '../main.ts';
+import { hostname } from 'node:os';
+import { buildServices, connectAdapters, createHandoffService, runUntilSignal } from '../main.ts';
+import { ProjectionWaiter } from '../adapters/projection-waiter.ts';
+import { systemClock } from '../ports/clock.ts';
+import { containsSecret } from '../ingest/screen.ts';
+import { exportOnce, oldestUnpublishedAge } from '../handoff/exporter.ts';
+import { fileSessionSource } from '../handoff/file-source.ts';
+import { httpSessionSource } from '../handoff/http-source.ts';
+import { fileObservationStore } from '../handoff/observation-file.ts';
+import { curateAll, curatorPrincipal } from '../handoff/curator.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
 import { rebuild } from '../projector/rebuild.ts';
@@ -16,6 +25,10 @@ Commands:
   rebuild                   replay the ledger into an emptied graph; print the state hash
   state-hash                print the live canonical state hash
   migrate                   apply Cypher migrations and create the ledger topics
+  outbox export             one exporter run: qualify allowlisted sessions, publish minimized windows
+                            (MUNINN_EXPORT_*, MUNINN_PSEUDONYM_KEY, MUNINN_OUTBOX_DIR); prints counts only
+  curate [--max N]          ingest the next manifests' windows as CANDIDATE drafts, then commit the
+                            handoff checkpoint (MUNINN_CURATOR_TENANT; needs a running projector)
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -36,6 +49,14 @@ async function main(argv: string[]): Promise<number> {
       return stateHash();
     case 'migrate':
       return migrate();
+    case 'outbox':
+      if (rest[0] !== 'export') {
+        process.stderr.write(`unknown outbox command ${rest[0] ?? ''}\n\n${USAGE}`);
+        return 2;
+      }
+      return outboxExport();
+    case 'curate':
+      return curate(rest);
     case 'help':
     case '--help':
     case '-h':
@@ -137,6 +158,78 @@ function migrate(): Promise<number> {
     );
     return 0;
   });
+}
+
+async function outboxExport(): Promise<number> {
+  const c = config();
+  const h = c.handoff;
+  if (!h.pseudonymKey || !h.source) {
+    process.stderr.write('outbox export needs MUNINN_PSEUDONYM_KEY and MUNINN_EXPORT_SOURCE\n');
+    return 2;
+  }
+  const source =
+    h.source.kind === 'file'
+      ? fileSessionSource(h.source.dir)
+      : httpSessionSource({ baseUrl: h.source.url, ...(h.source.token ? { token: h.source.token } : {}) });
+  const store = fileObservationStore(h.stateFile);
+  const outcome = await exportOnce(
+    {
+      source,
+      store,
+      clock: systemClock,
+      detectSecret: containsSecret,
+      key: { keyId: h.pseudonymKey.keyId, secret: new TextEncoder().encode(h.pseudonymKey.secret) },
+    },
+    {
+      outboxDir: h.outboxDir,
+      allowlist: h.allowlist,
+      quietPeriodMs: h.quietPeriodMs,
+      selectedWebUiSessions: h.selectedWebUiSessions,
+    },
+  );
+  // Operations metadata only: counts, reason codes, sequence numbers and object ids.
+  process.stdout.write(
+    `${JSON.stringify({ ...outcome, oldestUnpublishedAgeMs: oldestUnpublishedAge(await store.load(), Date.now()) })}\n`,
+  );
+  return outcome.failed > 0 ? 1 : 0;
+}
+
+async function curate(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { max: { type: 'string' } } });
+  const c = config();
+  const tenant = c.handoff.curatorTenant;
+  if (!tenant) {
+    process.stderr.write('curate needs MUNINN_CURATOR_TENANT (the tenant the drafts are written to)\n');
+    return 2;
+  }
+  const logger = createLogger(c.log.level === 'info' ? 'warn' : c.log.level);
+  const { store, ledger } = connectAdapters(c, logger);
+  const waiter = new ProjectionWaiter(store, c.kafka.topic);
+  let embedder: { close?: () => Promise<void> } | undefined;
+  try {
+    await store.migrate();
+    await ledger.ensureTopics();
+    const built = await buildServices(c, store, ledger, waiter, logger);
+    embedder = built.embedder;
+    const principal = curatorPrincipal(tenant);
+    const outcomes = await curateAll(
+      {
+        handoff: createHandoffService(c, store, logger),
+        ingest: (ep) => built.writes.ingestEpisode(principal, ep, true),
+        holder: `curator@${hostname()}:${process.pid}`,
+        namespace: c.handoff.curatorNamespace,
+        logger,
+      },
+      values.max ? Number(values.max) : undefined,
+    );
+    process.stdout.write(`${JSON.stringify(outcomes)}\n`);
+    return 0;
+  } finally {
+    waiter.close();
+    await embedder?.close?.();
+    await ledger.close();
+    await store.close();
+  }
 }
 
 main(process.argv.slice(2)).then(

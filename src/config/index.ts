@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Sensitivities, type Sensitivity } from '../domain/model.ts';
+import { NamespacePath, Sensitivities, type Sensitivity } from '../domain/model.ts';
 
 /**
  * The one config loader. Nothing else reads process.env. Every variable is documented in README.md
@@ -69,9 +69,37 @@ export const ConfigSchema = z
     MUNINN_EXTRACTOR_API_KEY: z.string().min(1).optional(),
     MUNINN_POLICY_FILE: z.string().min(1).optional(),
     MUNINN_HANDLE_KEY: z.string().min(32).optional(),
+    MUNINN_OUTBOX_DIR: z.string().min(1).optional(),
+    MUNINN_HANDOFF_STREAM: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9-]{0,62}$/)
+      .default('default'),
+    MUNINN_HANDOFF_MAX_TOKEN_TTL_S: int(10, 3600).default(300),
+    MUNINN_PSEUDONYM_KEY: z.string().min(32).optional(),
+    MUNINN_PSEUDONYM_KEY_ID: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,64}$/)
+      .default('k1'),
+    MUNINN_EXPORT_SOURCE: z.string().min(1).optional(),
+    MUNINN_EXPORT_SOURCE_TOKEN: z.string().min(1).optional(),
+    MUNINN_EXPORT_ALLOWLIST: z.string().default(''),
+    MUNINN_EXPORT_QUIET_MS: int(0, 86_400_000).default(120_000),
+    MUNINN_EXPORT_SELECTED: z.string().default(''),
+    MUNINN_EXPORT_STATE_FILE: z.string().min(1).optional(),
+    MUNINN_CURATOR_TENANT: z.string().min(1).optional(),
+    MUNINN_CURATOR_NAMESPACE: NamespacePath.default('handoff'),
     MUNINN_DEFAULT_CLEARANCE: z.enum(['NONE', ...Sensitivities]).default('CONFIDENTIAL'),
   })
   .superRefine((c, ctx) => {
+    for (const entry of c.MUNINN_EXPORT_ALLOWLIST.split(',')
+      .map((x) => x.trim())
+      .filter(Boolean))
+      if (!/^[a-z]+:[^\s,:]+$/.test(entry))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MUNINN_EXPORT_ALLOWLIST'],
+          message: `entries are source:owner, got "${entry}"`,
+        });
     if (c.MUNINN_EMBEDDER === 'openai' && (!c.MUNINN_EMBEDDER_URL || !c.MUNINN_EMBEDDER_MODEL)) {
       ctx.addIssue({
         code: 'custom',
@@ -161,6 +189,24 @@ export interface Config {
   readonly policyFile: string | undefined;
   /** What a tenant member without namespace grants reads: the tenant up to this label (null = nothing). */
   readonly access: { readonly defaultClearance: Sensitivity | null };
+  /** The transcript outbox and its handoff (seed 000): exporter, Heimdall contract, curator. */
+  readonly handoff: {
+    readonly outboxDir: string;
+    readonly stream: string;
+    readonly maxTokenTtlS: number;
+    /** HMAC key of the pseudonyms (never logged or written); absent = the exporter refuses to run. */
+    readonly pseudonymKey: { readonly keyId: string; readonly secret: string } | undefined;
+    readonly source:
+      | { readonly kind: 'file'; readonly dir: string }
+      | { readonly kind: 'http'; readonly url: string; readonly token: string | undefined }
+      | undefined;
+    readonly allowlist: ReadonlyArray<{ readonly source: string; readonly owner: string }>;
+    readonly quietPeriodMs: number;
+    readonly selectedWebUiSessions: readonly string[];
+    readonly stateFile: string;
+    readonly curatorTenant: string | undefined;
+    readonly curatorNamespace: string;
+  };
   /** MAC key of recall handles; every API process of a deployment needs the same one. Random when unset. */
   readonly handleKey: string | undefined;
   readonly auth: {
@@ -250,6 +296,30 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         : { kind: 'default' },
     policyFile: c.MUNINN_POLICY_FILE,
     handleKey: c.MUNINN_HANDLE_KEY,
+    handoff: {
+      outboxDir: c.MUNINN_OUTBOX_DIR ?? `${c.MUNINN_STATE_DIR}/outbox`,
+      stream: c.MUNINN_HANDOFF_STREAM,
+      maxTokenTtlS: c.MUNINN_HANDOFF_MAX_TOKEN_TTL_S,
+      pseudonymKey: c.MUNINN_PSEUDONYM_KEY
+        ? { keyId: c.MUNINN_PSEUDONYM_KEY_ID, secret: c.MUNINN_PSEUDONYM_KEY }
+        : undefined,
+      source: !c.MUNINN_EXPORT_SOURCE
+        ? undefined
+        : c.MUNINN_EXPORT_SOURCE.startsWith('file:')
+          ? { kind: 'file', dir: c.MUNINN_EXPORT_SOURCE.slice('file:'.length) }
+          : { kind: 'http', url: c.MUNINN_EXPORT_SOURCE, token: c.MUNINN_EXPORT_SOURCE_TOKEN },
+      allowlist: c.MUNINN_EXPORT_ALLOWLIST.split(',')
+        .map((x) => x.trim())
+        .filter(Boolean)
+        .map((x) => ({ source: x.slice(0, x.indexOf(':')), owner: x.slice(x.indexOf(':') + 1) })),
+      quietPeriodMs: c.MUNINN_EXPORT_QUIET_MS,
+      selectedWebUiSessions: c.MUNINN_EXPORT_SELECTED.split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+      stateFile: c.MUNINN_EXPORT_STATE_FILE ?? `${c.MUNINN_STATE_DIR}/export-state.json`,
+      curatorTenant: c.MUNINN_CURATOR_TENANT,
+      curatorNamespace: c.MUNINN_CURATOR_NAMESPACE,
+    },
     access: {
       defaultClearance: c.MUNINN_DEFAULT_CLEARANCE === 'NONE' ? null : c.MUNINN_DEFAULT_CLEARANCE,
     },

@@ -336,6 +336,8 @@ export const EpisodeCommand = z.object({
   idempotencyKey: IdempotencyKey,
   changesetId: z.string().min(1).max(200).optional(),
   sensitivity: z.enum(Sensitivities).default('INTERNAL'),
+  /** Every extracted statement waits for a reviewer (CANDIDATE drafts), whatever the admission policy says. */
+  review: z.boolean().default(false),
 });
 export type EpisodeCommand = z.infer<typeof EpisodeCommand>;
 

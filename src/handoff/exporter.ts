@@ -147,3 +147,14 @@ function resetOf(
     lastObservedAt: now.toISOString(),
   };
 }
+
+/** Ops metadata: age of the oldest qualifying content observed but not yet published (null when none). */
+export function oldestUnpublishedAge(state: ObservationState | null, nowMs: number): number | null {
+  let oldest: number | null = null;
+  for (const r of Object.values(state?.sessions ?? {})) {
+    if (!r.candidate) continue;
+    const t = Date.parse(r.candidate.firstObservedAt);
+    if (Number.isFinite(t) && (oldest === null || t < oldest)) oldest = t;
+  }
+  return oldest === null ? null : Math.max(0, nowMs - oldest);
+}

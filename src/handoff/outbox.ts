@@ -330,3 +330,54 @@ export async function readObject(dir: string, id: string): Promise<unknown> {
   const bytes = await readVerifiedObject(dir, id);
   return bytes ? (JSON.parse(bytes.toString('utf8')) as unknown) : null;
 }
+
+export type BoundedObjectRead =
+  { ok: true; bytes: Buffer } | { ok: false; reason: 'missing' | 'corrupt' | 'too-large' };
+
+/**
+ * Read-only, memory-bounded object read for the handoff: a file larger than `maxBytes` is refused without
+ * reading its content; the bytes returned always hash to `id`. A malformed id reads as missing.
+ */
+export async function readObjectBounded(
+  dir: string,
+  id: string,
+  maxBytes: number,
+): Promise<BoundedObjectRead> {
+  if (!HEX64.test(id)) return { ok: false, reason: 'missing' };
+  let fh;
+  try {
+    fh = await open(join(objectsDir(dir), `${id}.json`), 'r');
+  } catch {
+    return { ok: false, reason: 'missing' };
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return { ok: false, reason: 'missing' };
+    if (st.size > maxBytes) return { ok: false, reason: 'too-large' };
+    const buf = Buffer.alloc(st.size + 1);
+    let filled = 0;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, filled, buf.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+      if (filled === buf.length) return { ok: false, reason: 'corrupt' }; // grew while being read
+    }
+    const bytes = buf.subarray(0, filled);
+    return sha256Hex(bytes) === id ? { ok: true, bytes } : { ok: false, reason: 'corrupt' };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Numbers of final record names (temporaries and the lock excluded). Read-only; a missing outbox counts 0. */
+export async function countRecords(dir: string): Promise<{ manifests: number; objects: number }> {
+  const n = async (sub: string): Promise<number> => {
+    try {
+      return (await readdir(sub)).filter((name) => !name.startsWith('.')).length;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+      return 0;
+    }
+  };
+  return { manifests: await n(manifestsDir(dir)), objects: await n(objectsDir(dir)) };
+}

@@ -430,7 +430,13 @@ export class WriteService {
   private async plan(
     ctx: DecideContext,
     scope: ReadScope,
-    cmd: { namespace: string; purpose: string; idempotencyKey: string; changesetId?: string | undefined },
+    cmd: {
+      namespace: string;
+      purpose: string;
+      idempotencyKey: string;
+      changesetId?: string | undefined;
+      review?: boolean | undefined;
+    },
     hash: string,
     drafts: readonly Draft[],
     episodeId: string | null,
@@ -541,7 +547,7 @@ export class WriteService {
         }
       }
 
-      const status = admit(this.d.admission, {
+      const admitted = admit(this.d.admission, {
         namespace: cmd.namespace,
         class: dr.class,
         sensitivity: dr.sensitivity,
@@ -549,6 +555,13 @@ export class WriteService {
         flags: dr.flags,
         writerIsAgent: ctx.principal.actors.length > 0,
       });
+      // A writer may ask for every statement to wait for a reviewer (the curator's drafts do).
+      const status = cmd.review
+        ? {
+            status: 'CANDIDATE' as const,
+            reasons: [...admitted.reasons, 'review:requested — the writer asked for review (draft)'],
+          }
+        : admitted;
       const proposeCmd: ProposeCommand = {
         namespace: cmd.namespace,
         class: dr.class,

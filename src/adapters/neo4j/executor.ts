@@ -129,6 +129,8 @@ export const ALLOWED_LABELS = new Set([
   'Episode',
   'Chunk',
   'Grant',
+  'HandoffState',
+  'TokenUse',
 ]);
 export function label(name: string): string {
   if (!ALLOWED_LABELS.has(name)) throw new MuninnError('INTERNAL', `label not allow-listed: ${name}`);
