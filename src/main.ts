@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { Principal, Scope } from './domain/principal.ts';
+import type { EvaluatePorts } from './eval/evaluate.ts';
 import { load, type Config } from './config/index.ts';
 import { createLogger } from './adapters/logger.ts';
 import { CypherExecutor } from './adapters/neo4j/executor.ts';
@@ -40,7 +42,9 @@ export interface Muninn {
   readonly store: Neo4jGraphStore;
   readonly ledger: KafkaLedger;
   /** The write side and the handoff contract, when this process serves the API. */
-  readonly services: { readonly writes: WriteService; readonly handoff: HandoffService } | undefined;
+  readonly services:
+    | { readonly writes: WriteService; readonly recall: RecallService; readonly handoff: HandoffService }
+    | undefined;
   stop(): Promise<void>;
 }
 
@@ -142,7 +146,60 @@ export async function buildServices(
     maxTextChars: config.http.limits.maxTextChars,
     awaitTimeoutMs: config.http.awaitTimeoutMs,
   });
-  return { policy, records, writes, handleKey, embedder };
+  const recall = new RecallService({
+    store,
+    policy,
+    embedder,
+    clock: systemClock,
+    ids: { uuid: randomUUID },
+    logger,
+    handleKey,
+  });
+  return { policy, records, writes, recall, handleKey, embedder };
+}
+
+/** The evaluator's identity: reads and writes its own tenant (golden sets live in their own namespace). */
+export function evalPrincipal(tenant: string): Principal {
+  return Object.freeze({
+    iss: 'muninn',
+    sub: 'eval',
+    tenant,
+    scopes: new Set<Scope>(['read', 'write']),
+    actors: [],
+    tokenId: undefined,
+    expiresAt: undefined,
+  });
+}
+
+/** `muninn eval`'s ports over the real services: seeding through propose, recall through RecallService. */
+export function evalPorts(
+  store: Neo4jGraphStore,
+  built: { readonly writes: WriteService; readonly recall: RecallService },
+  principal: Principal,
+): EvaluatePorts {
+  return {
+    database: store,
+    clock: systemClock,
+    async propose(r) {
+      const receipt = await built.writes.propose(principal, r.input, true);
+      if (!receipt.recordId || ['REJECTED', 'CONFLICT', 'PENDING'].includes(receipt.outcome))
+        throw new Error(`seeding ${r.fixtureId}: ${receipt.outcome} ${receipt.reason ?? ''}`);
+    },
+    async recordOf(key) {
+      return (await store.receipt(principal.tenant, key))?.recordId ?? undefined;
+    },
+    async recall(q) {
+      const r = await built.recall.recall(principal, {
+        query: q.query,
+        purpose: q.purpose,
+        namespace: q.namespace,
+        recipe: q.recipe,
+        limit: Math.min(100, q.k),
+        tokenBudget: 100_000,
+      });
+      return r.pack.items.map((i) => i.id);
+    },
+  };
 }
 
 export async function startMuninn(
@@ -189,9 +246,9 @@ export async function startMuninn(
     });
     const built = await buildServices(config, store, ledger, waiter, logger);
     embedder = built.embedder;
-    const { policy, records, writes, handleKey } = built;
+    const { records, writes } = built;
     const handoff = createHandoffService(config, store, logger);
-    services = { writes, handoff };
+    services = { writes, recall: built.recall, handoff };
     const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
     api = await startApi({
       host: config.http.host,
@@ -219,15 +276,7 @@ export async function startMuninn(
       services: {
         records,
         writes,
-        recall: new RecallService({
-          store,
-          policy,
-          embedder,
-          clock: systemClock,
-          ids: { uuid: randomUUID },
-          logger,
-          handleKey,
-        }),
+        recall: built.recall,
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
       },
       readiness: async () => {

@@ -10,6 +10,11 @@ import { fileSessionSource } from '../handoff/file-source.ts';
 import { httpSessionSource } from '../handoff/http-source.ts';
 import { fileObservationStore } from '../handoff/observation-file.ts';
 import { curateAll, curatorPrincipal } from '../handoff/curator.ts';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseGoldenSet } from '../eval/golden.ts';
+import { evaluate } from '../eval/evaluate.ts';
+import { evalPorts, evalPrincipal } from '../main.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
 import { rebuild } from '../projector/rebuild.ts';
@@ -27,6 +32,12 @@ Commands:
   migrate                   apply Cypher migrations and create the ledger topics
   outbox export             one exporter run: qualify allowlisted sessions, publish minimized windows
                             (MUNINN_EXPORT_*, MUNINN_PSEUDONYM_KEY, MUNINN_OUTBOX_DIR); prints counts only
+  eval [--set FILE ...] [--recipes hybrid,bm25,vector] [--seed] [--runs DIR] [--tenant T] [--k N]
+                            golden-set recall evaluation (default sets: test/fixtures/golden); every run is
+                            persisted with its per-query breakdown and compared with the previous one
+  mark-test-database [--unmark]
+                            mark (or unmark) the connected Neo4j database as a test database (eval --seed
+                            refuses any other)
   curate [--max N]          ingest the next manifests' windows as CANDIDATE drafts, then commit the
                             handoff checkpoint (MUNINN_CURATOR_TENANT; needs a running projector)
 `;
@@ -57,6 +68,15 @@ async function main(argv: string[]): Promise<number> {
       return outboxExport();
     case 'curate':
       return curate(rest);
+    case 'eval':
+      return evalCmd(rest);
+    case 'mark-test-database':
+      return withAdapters(async ({ store }) => {
+        const unmark = rest.includes('--unmark');
+        await store.markTestDatabase(!unmark);
+        process.stdout.write(unmark ? 'unmarked\n' : 'marked as a test database\n');
+        return 0;
+      });
     case 'help':
     case '--help':
     case '-h':
@@ -223,6 +243,56 @@ async function curate(args: string[]): Promise<number> {
       values.max ? Number(values.max) : undefined,
     );
     process.stdout.write(`${JSON.stringify(outcomes)}\n`);
+    return 0;
+  } finally {
+    waiter.close();
+    await embedder?.close?.();
+    await ledger.close();
+    await store.close();
+  }
+}
+
+async function evalCmd(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      set: { type: 'string', multiple: true },
+      recipes: { type: 'string', default: 'hybrid,bm25,vector' },
+      seed: { type: 'boolean', default: false },
+      runs: { type: 'string' },
+      tenant: { type: 'string', default: 'eval' },
+      k: { type: 'string' },
+    },
+  });
+  const c = config();
+  const files = values.set?.length
+    ? values.set
+    : (await readdir('test/fixtures/golden'))
+        .filter((f) => f.endsWith('.json'))
+        .map((f) => join('test/fixtures/golden', f));
+  const sets = await Promise.all(
+    files.map(async (f) => parseGoldenSet(JSON.parse(await readFile(f, 'utf8')))),
+  );
+  const logger = createLogger(c.log.level === 'info' ? 'warn' : c.log.level);
+  const { store, ledger } = connectAdapters(c, logger);
+  const waiter = new ProjectionWaiter(store, c.kafka.topic);
+  let embedder: { close?: () => Promise<void> } | undefined;
+  try {
+    await store.migrate();
+    await ledger.ensureTopics();
+    const built = await buildServices(c, store, ledger, waiter, logger);
+    embedder = built.embedder;
+    const principal = evalPrincipal(values.tenant);
+    const results = await evaluate(sets, evalPorts(store, built, principal), {
+      recipes: values.recipes
+        .split(',')
+        .map((r) => r.trim())
+        .filter(Boolean),
+      seed: values.seed,
+      runsDir: values.runs ?? join(c.stateDir, 'eval-runs'),
+      ...(values.k ? { k: Number(values.k) } : {}),
+    });
+    for (const r of results) process.stdout.write(`${r.report}\nrun saved: ${r.path}\n\n`);
     return 0;
   } finally {
     waiter.close();

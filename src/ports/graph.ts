@@ -238,6 +238,9 @@ export interface GraphStore {
   grants(tenant: string): Promise<GrantState[]>;
   /** Live (unrevoked) grants held by any of these grantees (`iss|sub`) in the tenant. */
   grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]>;
+  /** Whether an operator marked this database as a test database (golden-set seeding requires it). */
+  isTestDatabase(): Promise<boolean>;
+  markTestDatabase(marked: boolean): Promise<void>;
   stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */
   wipe(): Promise<void>;

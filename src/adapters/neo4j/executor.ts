@@ -131,6 +131,7 @@ export const ALLOWED_LABELS = new Set([
   'Grant',
   'HandoffState',
   'TokenUse',
+  'TestDatabase',
 ]);
 export function label(name: string): string {
   if (!ALLOWED_LABELS.has(name)) throw new MuninnError('INTERNAL', `label not allow-listed: ${name}`);

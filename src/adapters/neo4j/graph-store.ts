@@ -560,6 +560,18 @@ export class Neo4jGraphStore implements GraphStore {
     return res.records.map((r) => toGrant(r.get('g').properties));
   }
 
+  async isTestDatabase(): Promise<boolean> {
+    const res = await this.db.read('marker.test', 'MATCH (m:TestDatabase {id: 1}) RETURN count(m) AS c');
+    return Number(res.records[0]?.get('c') ?? 0) > 0;
+  }
+
+  async markTestDatabase(marked: boolean): Promise<void> {
+    await this.db.write(
+      'marker.mark',
+      marked ? 'MERGE (m:TestDatabase {id: 1})' : 'MATCH (m:TestDatabase {id: 1}) DELETE m',
+    );
+  }
+
   async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {
     // Canonical dump: every domain node as label + sorted properties, every relationship between domain
     // nodes as (start key, type, end key, properties); both sorted, then hashed. Checkpoints and
