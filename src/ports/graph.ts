@@ -147,6 +147,8 @@ export interface ArmQuery {
   readonly classes: readonly RecordClass[] | null;
   /** World time the records must be valid at. */
   readonly validAt: string;
+  /** System time: judge each record by the revision current then (null = now). */
+  readonly knownAt: string | null;
   readonly k: number;
 }
 
@@ -227,12 +229,12 @@ export interface GraphStore {
   graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;
   /** Standing context inherited from the ancestor namespaces (constraints, norms, procedures, preferences). */
   scopeArm(q: ArmQuery): Promise<string[]>;
-  /** Records by id inside the scope, each with the ids it CONTRADICTS (either direction). */
+  /** Records by id inside the scope, as of `knownAt` (the revision current then; null = now), each with the visible ids it CONTRADICTS. */
   recordsByIds(
     scope: ReadScope,
     ids: readonly string[],
+    knownAt?: string | null,
   ): Promise<Array<RecordView & { contradicts: string[] }>>;
-  /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
   grant(tenant: string, id: string): Promise<GrantState | undefined>;
   /** Every grant in the tenant (revoked ones too), newest first. */
   grants(tenant: string): Promise<GrantState[]>;
@@ -241,6 +243,7 @@ export interface GraphStore {
   /** Whether an operator marked this database as a test database (golden-set seeding requires it). */
   isTestDatabase(): Promise<boolean>;
   markTestDatabase(marked: boolean): Promise<void>;
+  /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
   stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */
   wipe(): Promise<void>;

@@ -23,7 +23,7 @@ export const RecallCommand = z.object({
   purpose: z.string().min(1).max(200),
   anchors: z.array(EntityRef).max(16).default([]),
   classes: z.array(z.enum(RecordClasses)).min(1).optional(),
-  asOf: z.object({ validAt: Instant.optional() }).default({}),
+  asOf: z.object({ validAt: Instant.optional(), knownAt: Instant.optional() }).default({}),
   tokenBudget: z.number().int().min(0).max(100_000).default(1500),
   limit: z.number().int().min(1).max(100).default(10),
   recipe: z.string().min(1).max(100).optional(),
@@ -80,6 +80,7 @@ export class RecallService {
       namespace: cmd.namespace,
       classes: cmd.classes ?? null,
       validAt,
+      knownAt: cmd.asOf.knownAt ?? null,
       k: recipe.perArmK,
     };
 
@@ -120,6 +121,7 @@ export class RecallService {
         await this.d.store.recordsByIds(
           scope,
           fused.map((f) => f.id),
+          q.knownAt,
         )
       ).map((r) => [r.id, r]),
     );

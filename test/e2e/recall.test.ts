@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshTenant, PROPOSE, proposal, RETRACT, startApp, type TestApp } from '../support/harness.ts';
+import {
+  freshTenant,
+  PROPOSE,
+  proposal,
+  RETRACT,
+  REVISE,
+  startApp,
+  type TestApp,
+} from '../support/harness.ts';
 
 /** Recall end to end on the real stack: arms, fusion, filters inside the queries, precedence, packing. */
 const RECALL = `query R($input: RecallInput!) { recall(input: $input) {
@@ -167,6 +175,64 @@ describe('recall', () => {
       limit: 50,
     });
     expect(later.items.map((i) => i.record.id)).toContain(ids['future']);
+  });
+
+  it('as known at an earlier time: the revision current then (text, status), nothing created later; now: the current one', async () => {
+    const put1 = await app.gql<{ propose: { recordId: string } }>(token, PROPOSE, {
+      input: proposal({
+        namespace: 'acme/history',
+        statement: {
+          subject: 'ledger store',
+          predicate: 'runs on',
+          object: 'Oracle',
+          text: 'The settlement ledger runs on Oracle 19c.',
+        },
+      }),
+    });
+    const id = put1.data!.propose.recordId;
+    const t1 = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    const rev = await app.gql(token, REVISE, {
+      input: {
+        id,
+        expectedVersion: 1,
+        statement: {
+          subject: 'ledger store',
+          predicate: 'runs on',
+          object: 'Postgres',
+          text: 'The settlement ledger runs on Postgres 16 since the migration.',
+        },
+        purpose: 'correction',
+        idempotencyKey: `rev-${id}`,
+      },
+    });
+    expect(rev.errors).toBeUndefined();
+    const t2 = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    const retracted = await app.gql(token, RETRACT, {
+      input: { id, expectedVersion: 2, reason: 'ledger decommissioned', idempotencyKey: `ret-${id}` },
+    });
+    expect(retracted.errors).toBeUndefined();
+    const at = async (knownAt: string | undefined, query: string) =>
+      (
+        await recall({
+          namespace: 'acme/history',
+          query,
+          recipe: 'bm25',
+          ...(knownAt ? { asOf: { knownAt } } : {}),
+        })
+      ).items.filter((i) => i.record.id === id);
+    // believed at t1: the Oracle text (found by its text then), version 1
+    const then = await at(t1, 'settlement ledger Oracle');
+    expect(then.map((i) => i.record.statement.text)).toEqual(['The settlement ledger runs on Oracle 19c.']);
+    // believed at t2: the revised text; the old words no longer find it
+    expect(
+      (await at(t2, 'settlement ledger Postgres migration')).map((i) => i.record.statement.text),
+    ).toEqual(['The settlement ledger runs on Postgres 16 since the migration.']);
+    expect(await at(t2, 'Oracle 19c')).toEqual([]);
+    // now: retracted, so never recalled; and before it existed it was not known at all
+    expect(await at(undefined, 'settlement ledger Postgres')).toEqual([]);
+    expect(await at('2000-01-01T00:00:00Z', 'settlement ledger Oracle')).toEqual([]);
   });
 
   it('inherits standing context from ancestor namespaces through the scope arm', async () => {

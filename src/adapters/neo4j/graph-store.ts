@@ -437,28 +437,44 @@ export class Neo4jGraphStore implements GraphStore {
       chain: namespaceChain(q.namespace),
       classes: q.classes,
       validAt: q.validAt,
+      knownAt: q.knownAt,
       eot: END_OF_TIME,
       k: q.k,
     };
   }
 
-  /** Scope, namespace subtree-or-ancestor, visible status, class and validity: inside every arm's query. */
+  /**
+   * Scope, namespace subtree-or-ancestor, visible status, class and validity: inside every arm's query.
+   * Status and validity are the current ones, or — with $knownAt — those of the revision current then
+   * (and records created after it do not exist yet).
+   */
   private static readonly ARM_WHERE = `${SCOPE_WHERE}
     AND (n.namespace IN $chain OR n.namespace STARTS WITH $ns + '/')
-    AND n.status IN ['ACTIVE', 'CONTESTED']
     AND ($classes IS NULL OR n.class IN $classes)
-    AND n.validFrom <= $validAt AND coalesce(n.validTo, $eot) > $validAt`;
+    AND CASE WHEN $knownAt IS NULL
+      THEN n.status IN ['ACTIVE', 'CONTESTED'] AND n.validFrom <= $validAt AND coalesce(n.validTo, $eot) > $validAt
+      ELSE n.createdAt <= $knownAt AND EXISTS {
+        MATCH (n)-[:HAS_REVISION]->(v:Revision)
+        WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+          AND v.status IN ['ACTIVE', 'CONTESTED'] AND v.validFrom <= $validAt AND coalesce(v.validTo, $eot) > $validAt }
+    END`;
 
   async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
     const lucene = luceneQuery(text);
     if (!lucene) return [];
     // The fulltext procedure streams every match by score; the WHERE filters the stream before LIMIT.
     // Ranking happens in the recall service with statistics over these (visible) candidates only.
+    // As known at a past time, the text searched is the text each record had then.
     const res = await this.db.read(
       'recall.lexical',
-      `CALL db.index.fulltext.queryNodes('record_text', $lucene) YIELD node AS n, score
-       WHERE ${Neo4jGraphStore.ARM_WHERE}
-       RETURN n.id AS id, n.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`,
+      q.knownAt === null
+        ? `CALL db.index.fulltext.queryNodes('record_text', $lucene) YIELD node AS n, score
+           WHERE ${Neo4jGraphStore.ARM_WHERE}
+           RETURN n.id AS id, n.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`
+        : `CALL db.index.fulltext.queryNodes('revision_text', $lucene) YIELD node AS v, score
+           WHERE v.tenant = $tenant AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+           MATCH (n:Record {tenant: $tenant, id: v.recordId}) WHERE ${Neo4jGraphStore.ARM_WHERE}
+           RETURN n.id AS id, v.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`,
       { ...this.armParams(q), lucene, fetch },
     );
     return res.records.map((r) => ({ id: String(r.get('id')), text: String(r.get('text')) }));
@@ -515,18 +531,24 @@ export class Neo4jGraphStore implements GraphStore {
   async recordsByIds(
     scope: ReadScope,
     ids: readonly string[],
+    knownAt: string | null = null,
   ): Promise<Array<RecordView & { contradicts: string[] }>> {
     if (ids.length === 0) return [];
     const res = await this.db.read(
       'recall.records',
       `MATCH (n:Record {tenant: $tenant}) WHERE n.id IN $ids AND ${SCOPE_WHERE}
+       OPTIONAL MATCH (n)-[:HAS_REVISION]->(v:Revision)
+         WHERE $knownAt IS NOT NULL AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+       WITH n, v WHERE $knownAt IS NULL OR v IS NOT NULL
        OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
-       WITH n, collect(e.id) AS about
-       RETURN n, about, COLLECT { MATCH (n)-[:CONTRADICTS]-(o:Record) WHERE ${scopeWhere('o')} RETURN o.id } AS contradicts`,
-      { ...scopeParams(scope), ids: [...ids] },
+       WITH n, v, collect(e.id) AS about
+       RETURN n, v, about, COLLECT {
+         MATCH (n)-[c:CONTRADICTS]-(o:Record) WHERE ${scopeWhere('o')} AND ($knownAt IS NULL OR c.recordedAt <= $knownAt)
+         RETURN o.id } AS contradicts`,
+      { ...scopeParams(scope), ids: [...ids], knownAt },
     );
     return res.records.map((r) => ({
-      ...toRecordView(r.get('n').properties, null, r.get('about')),
+      ...toRecordView(r.get('n').properties, r.get('v')?.properties ?? null, r.get('about')),
       contradicts: r.get('contradicts') as string[],
     }));
   }
