@@ -227,6 +227,8 @@ export interface GraphStore {
   vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]>;
   /** Records about the anchor entities or their SAME_AS neighbours; returns [recordId, anchorId] pairs. */
   graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;
+  /** Entities whose name or an alias equals one of `phrases` (lower case), at most `limit`: query anchors. */
+  entitiesNamed(tenant: string, phrases: readonly string[], limit: number): Promise<string[]>;
   /** Standing context inherited from the ancestor namespaces (constraints, norms, procedures, preferences). */
   scopeArm(q: ArmQuery): Promise<string[]>;
   /** Records by id inside the scope, as of `knownAt` (the revision current then; null = now), each with the visible ids it CONTRADICTS. */

@@ -61,3 +61,20 @@ export function rankLexical(
     .slice(0, k)
     .map((x) => x.id);
 }
+
+/** Word n-grams (1–3) of a query, lower case, as candidate entity names; at most `max`, longest first. */
+export function phrases(query: string, max = 64): string[] {
+  const words = query
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}_-]+/u)
+    .filter((w) => w.length > 0);
+  const out = new Set<string>();
+  for (let n = 3; n >= 1; n--)
+    for (let i = 0; i + n <= words.length; i++) {
+      const gram = words.slice(i, i + n);
+      // a lone stop word or a one-letter word names nothing
+      if (n === 1 && (gram[0]!.length < 3 || STOP.has(gram[0]!))) continue;
+      out.add(gram.join(' '));
+    }
+  return [...out].slice(0, max);
+}

@@ -12,7 +12,7 @@ import { blend, featuresOf, rrf, toRecallItem } from './fuse.ts';
 import { dropNearDuplicates, pack, type Pack } from './pack.ts';
 import { filterVisible, resolvePrecedence } from './precedence.ts';
 import { classHints, getRecipe } from './recipes.ts';
-import { rankLexical } from './lexical.ts';
+import { phrases, rankLexical } from './lexical.ts';
 
 /** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
 const LEXICAL_FETCH = 500;
@@ -84,10 +84,17 @@ export class RecallService {
       k: recipe.perArmK,
     };
 
-    const [vector] = recipe.arms.vector ? await timed('embed', () => this.d.embedder.embed([cmd.query])) : [];
-    const anchors = (
+    // Anchors: the entities the caller names, plus those the query mentions by name or alias.
+    const given = (
       await Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(principal.tenant, ref)))
     ).filter((e) => e !== undefined);
+    const [[vector], mentioned] = await Promise.all([
+      recipe.arms.vector ? timed('embed', () => this.d.embedder.embed([cmd.query])) : Promise.resolve([]),
+      recipe.arms.graph
+        ? timed('anchors', () => this.d.store.entitiesNamed(principal.tenant, phrases(cmd.query), 8))
+        : Promise.resolve([]),
+    ]);
+    const anchors = [...new Set([...given.map((a) => a.id), ...mentioned])].slice(0, 16);
     const [lexical, vec, graph, inherited] = await Promise.all([
       recipe.arms.lexical
         ? timed('lexical', async () =>
@@ -95,14 +102,7 @@ export class RecallService {
           )
         : [],
       recipe.arms.vector && vector ? timed('vector', () => this.d.store.vectorArm(q, [...vector])) : [],
-      recipe.arms.graph
-        ? timed('graph', () =>
-            this.d.store.graphArm(
-              q,
-              anchors.map((a) => a.id),
-            ),
-          )
-        : [],
+      recipe.arms.graph ? timed('graph', () => this.d.store.graphArm(q, anchors)) : [],
       recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [],
     ]);
 

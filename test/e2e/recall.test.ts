@@ -254,6 +254,16 @@ describe('recall', () => {
     expect(hit.why.anchor).not.toBeNull();
   });
 
+  it('resolves anchors from the query itself: an entity named in the words starts the graph arm', async () => {
+    const p = await recall({ query: 'anything new about payments-api lately?', recipe: 'hybrid', limit: 20 });
+    const hit = p.items.find((i) => i.record.id === ids['db'])!;
+    expect(hit.why.arms.map((a) => a.arm)).toContain('graph');
+    expect(hit.why.anchor).not.toBeNull();
+    // no entity named, no graph arm
+    const none = await recall({ query: 'exponential backoff retries', recipe: 'hybrid', limit: 20 });
+    for (const i of none.items) expect(i.why.arms.map((a) => a.arm)).not.toContain('graph');
+  });
+
   it('a bm25 recipe uses only the lexical arm', async () => {
     const p = await recall({ query: 'exponential backoff payments', recipe: 'bm25' });
     expect(p.recipe).toBe('bm25');

@@ -515,6 +515,18 @@ export class Neo4jGraphStore implements GraphStore {
     return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
   }
 
+  async entitiesNamed(tenant: string, phrases: readonly string[], limit: number): Promise<string[]> {
+    if (phrases.length === 0) return [];
+    const res = await this.db.read(
+      'recall.anchors',
+      `MATCH (e:Entity {tenant: $tenant})
+       WHERE toLower(e.name) IN $phrases OR any(a IN e.aliases WHERE a IN $phrases)
+       RETURN e.id AS id ORDER BY size(e.name) DESC, id LIMIT toInteger($limit)`,
+      { tenant, phrases: [...phrases], limit },
+    );
+    return res.records.map((r) => String(r.get('id')));
+  }
+
   async scopeArm(q: ArmQuery): Promise<string[]> {
     const ancestors = namespaceChain(q.namespace).slice(1);
     if (ancestors.length === 0) return [];
