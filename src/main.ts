@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Principal, Scope } from './domain/principal.ts';
+import type { Principal } from './domain/principal.ts';
 import type { EvaluatePorts } from './eval/evaluate.ts';
 import { load, type Config } from './config/index.ts';
 import { createLogger } from './adapters/logger.ts';
@@ -156,19 +156,6 @@ export async function buildServices(
     handleKey,
   });
   return { policy, records, writes, recall, handleKey, embedder };
-}
-
-/** The evaluator's identity: reads and writes its own tenant (golden sets live in their own namespace). */
-export function evalPrincipal(tenant: string): Principal {
-  return Object.freeze({
-    iss: 'muninn',
-    sub: 'eval',
-    tenant,
-    scopes: new Set<Scope>(['read', 'write']),
-    actors: [],
-    tokenId: undefined,
-    expiresAt: undefined,
-  });
 }
 
 /** `muninn eval`'s ports over the real services: seeding through propose, recall through RecallService. */

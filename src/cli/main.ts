@@ -9,12 +9,13 @@ import { exportOnce, oldestUnpublishedAge } from '../handoff/exporter.ts';
 import { fileSessionSource } from '../handoff/file-source.ts';
 import { httpSessionSource } from '../handoff/http-source.ts';
 import { fileObservationStore } from '../handoff/observation-file.ts';
-import { curateAll, curatorPrincipal } from '../handoff/curator.ts';
+import { curateAll } from '../handoff/curator.ts';
+import { servicePrincipal } from '../domain/principal.ts';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseGoldenSet } from '../eval/golden.ts';
 import { evaluate } from '../eval/evaluate.ts';
-import { evalPorts, evalPrincipal } from '../main.ts';
+import { evalPorts } from '../main.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
 import { rebuild } from '../projector/rebuild.ts';
@@ -214,6 +215,33 @@ async function outboxExport(): Promise<number> {
   return outcome.failed > 0 ? 1 : 0;
 }
 
+/** The services of one command run (no API, no projector: those run in `muninn serve`), closed after. */
+async function withServices<T>(
+  c: Config,
+  fn: (
+    built: Awaited<ReturnType<typeof buildServices>>,
+    a: ReturnType<typeof connectAdapters>,
+    logger: ReturnType<typeof createLogger>,
+  ) => Promise<T>,
+): Promise<T> {
+  const logger = createLogger(c.log.level === 'info' ? 'warn' : c.log.level);
+  const a = connectAdapters(c, logger);
+  const waiter = new ProjectionWaiter(a.store, c.kafka.topic);
+  let embedder: { close?: () => Promise<void> } | undefined;
+  try {
+    await a.store.migrate();
+    await a.ledger.ensureTopics();
+    const built = await buildServices(c, a.store, a.ledger, waiter, logger);
+    embedder = built.embedder;
+    return await fn(built, a, logger);
+  } finally {
+    waiter.close();
+    await embedder?.close?.();
+    await a.ledger.close();
+    await a.store.close();
+  }
+}
+
 async function curate(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { max: { type: 'string' } } });
   const c = config();
@@ -222,16 +250,8 @@ async function curate(args: string[]): Promise<number> {
     process.stderr.write('curate needs MUNINN_CURATOR_TENANT (the tenant the drafts are written to)\n');
     return 2;
   }
-  const logger = createLogger(c.log.level === 'info' ? 'warn' : c.log.level);
-  const { store, ledger } = connectAdapters(c, logger);
-  const waiter = new ProjectionWaiter(store, c.kafka.topic);
-  let embedder: { close?: () => Promise<void> } | undefined;
-  try {
-    await store.migrate();
-    await ledger.ensureTopics();
-    const built = await buildServices(c, store, ledger, waiter, logger);
-    embedder = built.embedder;
-    const principal = curatorPrincipal(tenant);
+  return withServices(c, async (built, { store }, logger) => {
+    const principal = servicePrincipal('curator', tenant);
     const outcomes = await curateAll(
       {
         handoff: createHandoffService(c, store, logger),
@@ -244,12 +264,7 @@ async function curate(args: string[]): Promise<number> {
     );
     process.stdout.write(`${JSON.stringify(outcomes)}\n`);
     return 0;
-  } finally {
-    waiter.close();
-    await embedder?.close?.();
-    await ledger.close();
-    await store.close();
-  }
+  });
 }
 
 async function evalCmd(args: string[]): Promise<number> {
@@ -273,16 +288,8 @@ async function evalCmd(args: string[]): Promise<number> {
   const sets = await Promise.all(
     files.map(async (f) => parseGoldenSet(JSON.parse(await readFile(f, 'utf8')))),
   );
-  const logger = createLogger(c.log.level === 'info' ? 'warn' : c.log.level);
-  const { store, ledger } = connectAdapters(c, logger);
-  const waiter = new ProjectionWaiter(store, c.kafka.topic);
-  let embedder: { close?: () => Promise<void> } | undefined;
-  try {
-    await store.migrate();
-    await ledger.ensureTopics();
-    const built = await buildServices(c, store, ledger, waiter, logger);
-    embedder = built.embedder;
-    const principal = evalPrincipal(values.tenant);
+  return withServices(c, async (built, { store }) => {
+    const principal = servicePrincipal('eval', values.tenant);
     const results = await evaluate(sets, evalPorts(store, built, principal), {
       recipes: values.recipes
         .split(',')
@@ -294,12 +301,7 @@ async function evalCmd(args: string[]): Promise<number> {
     });
     for (const r of results) process.stdout.write(`${r.report}\nrun saved: ${r.path}\n\n`);
     return 0;
-  } finally {
-    waiter.close();
-    await embedder?.close?.();
-    await ledger.close();
-    await store.close();
-  }
+  });
 }
 
 main(process.argv.slice(2)).then(

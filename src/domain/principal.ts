@@ -26,3 +26,16 @@ export const principalKey = (p: Pick<Principal, 'iss' | 'sub'>): string => `${p.
 /** `admin` implies read, write and review; `handoff` is only ever granted explicitly (Heimdall's identity). */
 export const hasScope = (p: Principal, s: Scope): boolean =>
   p.scopes.has(s) || (s !== 'handoff' && p.scopes.has('admin'));
+
+/** Muninn's own identity for a job (curator, eval): reads and writes one tenant, acts for no one. */
+export function servicePrincipal(sub: string, tenant: string): Principal {
+  return Object.freeze({
+    iss: 'muninn',
+    sub,
+    tenant,
+    scopes: new Set<Scope>(['read', 'write']),
+    actors: [],
+    tokenId: undefined,
+    expiresAt: undefined,
+  });
+}

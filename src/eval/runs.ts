@@ -4,10 +4,10 @@
  * per-query breakdown, the recipe, k and the golden set's name, version and content hash — no git state —
  * so a regression can be traced to the query that moved long after the commit is gone.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { badInput } from '../domain/errors.ts';
+import { writeFileAtomic } from '../ports/atomic-file.ts';
 import { GoldenSetName } from './golden.ts';
 import { cmp, METRICS, type MetricName, type QueryMetrics } from './metrics.ts';
 import { EvalRun, RecipeName, type ScoredRun } from './model.ts';
@@ -37,26 +37,7 @@ export async function writeRun(dir: string, run: EvalRun): Promise<string> {
   const target = runDir(dir, valid.set.name);
   await mkdir(target, { recursive: true });
   const path = join(target, runFileName(valid));
-  const tmp = join(target, `.tmp-run-${process.pid}-${randomBytes(8).toString('hex')}`);
-  const fh = await open(tmp, 'wx', 0o644);
-  try {
-    await fh.writeFile(`${JSON.stringify(valid, null, 2)}\n`);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (e) {
-    await unlink(tmp).catch(() => undefined);
-    throw e;
-  }
-  const d = await open(target, 'r');
-  try {
-    await d.sync();
-  } finally {
-    await d.close();
-  }
+  await writeFileAtomic(path, `${JSON.stringify(valid, null, 2)}\n`);
   return path;
 }
 

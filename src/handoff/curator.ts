@@ -10,7 +10,6 @@
  */
 import { z } from 'zod';
 import { MuninnError } from '../domain/errors.ts';
-import type { Principal, Scope } from '../domain/principal.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { HandoffService } from './contract.ts';
 import { WINDOW_SCHEMA } from './minimize.ts';
@@ -123,19 +122,6 @@ export async function curateNext(d: CuratorDeps): Promise<CurateOutcome> {
     drafts,
     repeated: done.repeated,
   };
-}
-
-/** The curator's own identity: it writes drafts into its tenant and never reads on anyone's behalf. */
-export function curatorPrincipal(tenant: string): Principal {
-  return Object.freeze({
-    iss: 'muninn',
-    sub: 'curator',
-    tenant,
-    scopes: new Set<Scope>(['read', 'write']),
-    actors: [],
-    tokenId: undefined,
-    expiresAt: undefined,
-  });
 }
 
 /** Curate until no manifest is left (or `max` steps). */

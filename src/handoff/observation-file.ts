@@ -3,9 +3,9 @@
  * leaves the old or the new state, never a torn one. A file that does not parse fails the run (fail closed)
  * rather than silently restarting observation counts. The file holds only pseudonymous keys and fingerprints.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { writeFileAtomic } from '../ports/atomic-file.ts';
 import { z } from 'zod';
 import type { ObservationState, ObservationStore } from './ports.ts';
 
@@ -40,26 +40,7 @@ export function fileObservationStore(path: string): ObservationStore {
     async save(state: ObservationState) {
       const dir = dirname(path);
       await mkdir(dir, { recursive: true, mode: 0o700 });
-      const tmp = join(dir, `.tmp-state-${process.pid}-${randomBytes(8).toString('hex')}`);
-      const fh = await open(tmp, 'wx', 0o600);
-      try {
-        await fh.writeFile(JSON.stringify(state));
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      try {
-        await rename(tmp, path);
-      } catch (e) {
-        await unlink(tmp).catch(() => undefined);
-        throw e;
-      }
-      const d = await open(dir, 'r');
-      try {
-        await d.sync();
-      } finally {
-        await d.close();
-      }
+      await writeFileAtomic(path, JSON.stringify(state), 0o600);
     },
   };
 }

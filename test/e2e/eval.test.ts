@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/eval/evaluate.ts';
 import { parseGoldenSet, type GoldenSet } from '../../src/eval/golden.ts';
-import { evalPorts, evalPrincipal } from '../../src/main.ts';
+import { evalPorts } from '../../src/main.ts';
+import { servicePrincipal } from '../../src/domain/principal.ts';
 import { freshTenant, startApp, type TestApp } from '../support/harness.ts';
 
 /** `muninn eval` on the real stack: refusal on an unmarked database, seeding, scoring, persistence, skips. */
@@ -27,7 +28,7 @@ afterAll(async () => {
   await app?.stop();
 });
 
-const ports = () => evalPorts(app.m.store, app.m.services!, evalPrincipal(tenant));
+const ports = () => evalPorts(app.m.store, app.m.services!, servicePrincipal('eval', tenant));
 
 describe('muninn eval', () => {
   it('refuses to seed a database that is not marked as a test database, and writes nothing', async () => {

@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportOnce } from '../../src/handoff/exporter.ts';
 import { fileObservationStore } from '../../src/handoff/observation-file.ts';
 import type { SessionSource } from '../../src/handoff/ports.ts';
-import { curateAll, curatorPrincipal, type EpisodeDraft } from '../../src/handoff/curator.ts';
+import { curateAll, type EpisodeDraft } from '../../src/handoff/curator.ts';
+import { servicePrincipal } from '../../src/domain/principal.ts';
 import { containsSecret } from '../../src/ingest/screen.ts';
 import { freshTenant, gql, startApp, type TestApp } from '../support/harness.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
@@ -280,7 +281,7 @@ describe('curator', () => {
     await app.stop();
     app = await startApp(overrides());
     const services = app.m.services!;
-    const principal = curatorPrincipal(tenant);
+    const principal = servicePrincipal('curator', tenant);
     let calls = 0;
     const failing = async (ep: EpisodeDraft) => {
       calls++;
