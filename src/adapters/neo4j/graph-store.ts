@@ -35,7 +35,7 @@ import type {
   StateKeys,
 } from '../../ports/graph.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
-import type { LexicalCandidate } from '../../recall/lexical.ts';
+import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
@@ -459,7 +459,57 @@ export class Neo4jGraphStore implements GraphStore {
           AND v.status IN ['ACTIVE', 'CONTESTED'] AND v.validFrom <= $validAt AND coalesce(v.validTo, $eot) > $validAt }
     END`;
 
+  /**
+   * The request's records through the (tenant, namespace) index: its ancestors' and its subtree's, as two
+   * index seeks (the planner would otherwise read the whole tenant for `IN $chain OR STARTS WITH`).
+   */
+  private static readonly SUBTREE = `CALL () {
+      MATCH (n:Record) WHERE n.tenant = $tenant AND n.namespace IN $chain RETURN n
+      UNION
+      MATCH (n:Record) WHERE n.tenant = $tenant AND n.namespace STARTS WITH $ns + '/' RETURN n }`;
+
+  /** Up to this many records under the request, arms score them all exactly instead of using an index. */
+  static readonly EXACT_BELOW = 2000;
+  private readonly sizes = new WeakMap<ArmQuery, Promise<number>>();
+
+  /** How many records the request covers, counted up to EXACT_BELOW + 1 (once per recall). */
+  private subtreeSize(q: ArmQuery): Promise<number> {
+    let p = this.sizes.get(q);
+    if (!p) {
+      p = this.db
+        .read('recall.size', `${Neo4jGraphStore.SUBTREE} WITH n LIMIT toInteger($cap) RETURN count(n) AS c`, {
+          ...this.armParams(q),
+          cap: Neo4jGraphStore.EXACT_BELOW + 1,
+        })
+        .then((r) => Number(r.records[0]?.get('c') ?? 0));
+      this.sizes.set(q, p);
+    }
+    return p;
+  }
+
   async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
+    const terms = [...new Set(lexicalTerms(text))];
+    if (terms.length === 0) return [];
+    // A small request scope: read its visible records that contain a query term, all of them (the
+    // fulltext index would stream every tenant's matches first). Ranking is word-level in the service.
+    if ((await this.subtreeSize(q)) <= Neo4jGraphStore.EXACT_BELOW) {
+      const res = await this.db.read(
+        'recall.lexicalScan',
+        `${Neo4jGraphStore.SUBTREE}
+         WITH n WHERE ${Neo4jGraphStore.ARM_WHERE}
+         WITH n, CASE WHEN $knownAt IS NULL THEN n.text ELSE COLLECT {
+           MATCH (n)-[:HAS_REVISION]->(v:Revision)
+           WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt) RETURN v.text }[0] END AS text
+         WHERE any(t IN $terms WHERE toLower(text) CONTAINS t)
+         RETURN n.id AS id, text ORDER BY id`,
+        { ...this.armParams(q), terms },
+      );
+      return res.records.map((r) => ({ id: String(r.get('id')), text: String(r.get('text')) }));
+    }
+    return this.lexicalIndexed(q, text, fetch);
+  }
+
+  private async lexicalIndexed(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
     const lucene = luceneQuery(text);
     if (!lucene) return [];
     // The fulltext procedure streams every match by score; the WHERE filters the stream before LIMIT.
@@ -481,8 +531,26 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]> {
-    // ANN first with over-fetch; when the entitled, visible set inside it is short, score exactly.
-    const params = { ...this.armParams(q), vector: [...vector], fetch: Math.max(200, q.k * 20) };
+    // A small request scope is scored exactly through the namespace index (the ANN index cannot fill k
+    // there: its nearest neighbours are elsewhere). A large one asks the ANN index with over-fetch and
+    // falls back to the exact scan only when the visible share of it is still short.
+    const params = {
+      ...this.armParams(q),
+      vector: [...vector],
+      fetch: Math.min(5000, Math.max(1000, q.k * 20)),
+    };
+    const exact = async () =>
+      (
+        await this.db.read(
+          'recall.vectorExact',
+          `${Neo4jGraphStore.SUBTREE}
+           WITH n WHERE ${Neo4jGraphStore.ARM_WHERE} AND n.embedding IS NOT NULL
+           WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+           RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+          params,
+        )
+      ).records.map((r) => String(r.get('id')));
+    if ((await this.subtreeSize(q)) <= Neo4jGraphStore.EXACT_BELOW) return exact();
     const ann = await this.db.read(
       'recall.vector',
       `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
@@ -491,14 +559,7 @@ export class Neo4jGraphStore implements GraphStore {
       params,
     );
     if (ann.records.length >= q.k) return ann.records.map((r) => String(r.get('id')));
-    const exact = await this.db.read(
-      'recall.vectorExact',
-      `MATCH (n:Record {tenant: $tenant}) WHERE ${Neo4jGraphStore.ARM_WHERE} AND n.embedding IS NOT NULL
-       WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
-       RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
-      params,
-    );
-    return exact.records.map((r) => String(r.get('id')));
+    return exact();
   }
 
   async graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
@@ -532,7 +593,8 @@ export class Neo4jGraphStore implements GraphStore {
     if (ancestors.length === 0) return [];
     const res = await this.db.read(
       'recall.scope',
-      `MATCH (n:Record {tenant: $tenant}) WHERE n.namespace IN $ancestors AND ${Neo4jGraphStore.ARM_WHERE}
+      `MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+       WHERE n.tenant = $tenant AND n.namespace IN $ancestors AND ${Neo4jGraphStore.ARM_WHERE}
          AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
        RETURN n.id AS id ORDER BY size(n.namespace) DESC, n.confidence DESC, id LIMIT toInteger($k)`,
       { ...this.armParams(q), ancestors },
