@@ -616,13 +616,14 @@ export class Neo4jGraphStore implements GraphStore {
        WITH n, v WHERE $knownAt IS NULL OR v IS NOT NULL
        OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
        WITH n, v, collect(e.id) AS about
-       RETURN n, v, about, COLLECT {
+       // Without the embedding: ~3 KB a record that ranking does not read.
+       RETURN n {.*, embedding: null} AS n, v, about, COLLECT {
          MATCH (n)-[c:CONTRADICTS]-(o:Record) WHERE ${scopeWhere('o')} AND ($knownAt IS NULL OR c.recordedAt <= $knownAt)
          RETURN o.id } AS contradicts`,
       { ...scopeParams(scope), ids: [...ids], knownAt },
     );
     return res.records.map((r) => ({
-      ...toRecordView(r.get('n').properties, r.get('v')?.properties ?? null, r.get('about')),
+      ...toRecordView(r.get('n') as Props, r.get('v')?.properties ?? null, r.get('about')),
       contradicts: r.get('contradicts') as string[],
     }));
   }
