@@ -27,9 +27,13 @@ export interface Fused {
  * once, at its best rank. The result is sorted by score (descending), ties broken by id (code-unit order),
  * and each id's contributions are summed largest first, so the order of `lists` never changes a score.
  */
-export function rrf(lists: ReadonlyArray<{ arm: string; ids: readonly string[] }>, k = 60): Fused[] {
+export function rrf(
+  lists: ReadonlyArray<{ arm: string; ids: readonly string[]; weight?: number }>,
+  k = 60,
+): Fused[] {
   if (!(Number.isFinite(k) && k > 0)) throw badInput('rrf k must be a positive number', { k: String(k) });
   const hits = new Map<string, ArmHit[]>();
+  const weight = new Map(lists.map((l) => [l.arm, l.weight ?? 1]));
   for (const list of lists) {
     const seen = new Set<string>();
     list.ids.forEach((id, i) => {
@@ -44,7 +48,7 @@ export function rrf(lists: ReadonlyArray<{ arm: string; ids: readonly string[] }
   const out: Fused[] = [];
   for (const [id, h] of hits) {
     const score = h
-      .map((x) => 1 / (k + x.rank))
+      .map((x) => (weight.get(x.arm) ?? 1) / (k + x.rank))
       .sort((a, b) => b - a)
       .reduce((s, x) => s + x, 0);
     out.push({ id, score, hits: h });
@@ -87,7 +91,7 @@ const DAY_MS = 86_400_000;
 
 /**
  * Blend fused relevance with the recipe's policy signals. Every value is in [0, 1] (utility in [-1, 1]):
- *  - rrf: the fused score divided by the best possible one (rank 1 in every enabled arm), clamped;
+ *  - rrf: the fused score divided by the best possible one (rank 1 in every enabled arm, at its weight), clamped;
  *  - scopeProximity: 1 / (1 + namespaceDistance);
  *  - authority, confidence: as given, clamped;
  *  - recency: 0.5 ^ (age / half-life), age from the later of validFrom and recordedAt to `now` (never
@@ -105,8 +109,11 @@ export function blend(
   now: string,
   hints: Readonly<Partial<Record<RecordClass, number>>> = {},
 ): Blended[] {
-  const arms = Object.values(recipe.arms).filter(Boolean).length || 1;
-  const rrfBest = arms / (recipe.rrfK + 1);
+  // The best possible fused score: rank 1 in every enabled arm, each at its weight.
+  const armWeight = (Object.keys(recipe.arms) as Array<keyof typeof recipe.arms>)
+    .filter((a) => recipe.arms[a])
+    .reduce((s, a) => s + (recipe.armWeights[a] ?? 1), 0);
+  const rrfBest = (armWeight || 1) / (recipe.rrfK + 1);
   const nowMs = Date.parse(now);
   const out: Blended[] = [];
   for (const c of candidates) {

@@ -37,6 +37,8 @@ export interface Recipe {
   readonly perArmK: number;
   /** The reciprocal-rank-fusion constant (60 in the literature and here). */
   readonly rrfK: number;
+  /** Each arm's weight in the fusion (weighted RRF: weight / (k + rank)); absent = 1. */
+  readonly armWeights: Readonly<Partial<Record<keyof RecipeArms, number>>>;
   /**
    * Weights of the blend. Every signal value lies in [0, 1] except `utility` in [-1, 1]; the final score
    * is Σ weight × value. `rrf` is the fused relevance normalised by its best possible value.
@@ -74,6 +76,7 @@ const CLASS_PRIORITY: Recipe['classPriority'] = {
 const base = {
   perArmK: 50,
   rrfK: 60,
+  armWeights: {},
   weights: WEIGHTS,
   classPriority: CLASS_PRIORITY,
   recencyHalfLifeDays: 180,
@@ -84,6 +87,7 @@ function freeze(r: Recipe): Recipe {
   Object.freeze(r.arms);
   Object.freeze(r.weights);
   Object.freeze(r.classPriority);
+  Object.freeze(r.armWeights);
   return Object.freeze(r);
 }
 
@@ -93,6 +97,9 @@ export const RECIPES: Readonly<Record<string, Recipe>> = Object.freeze({
     name: 'hybrid',
     arms: { lexical: true, vector: true, graph: true, scope: true },
     ...base,
+    // Tuned on the LoCoMo development split (README): lexical BM25 over the caller's records is the
+    // strongest single arm there; the vector and graph arms add recall, not first ranks.
+    armWeights: { lexical: 1, vector: 0.3, graph: 0.3, scope: 1 },
   }),
   bm25: freeze({
     name: 'bm25',

@@ -109,10 +109,10 @@ export class RecallService {
     const t0 = performance.now();
     const fused = rrf(
       [
-        { arm: 'lexical', ids: lexical },
-        { arm: 'vector', ids: vec },
-        { arm: 'graph', ids: graph.map(([id]) => id) },
-        { arm: 'scope', ids: inherited },
+        { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
+        { arm: 'vector', ids: vec, weight: recipe.armWeights.vector ?? 1 },
+        { arm: 'graph', ids: graph.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
+        { arm: 'scope', ids: inherited, weight: recipe.armWeights.scope ?? 1 },
       ].filter((l) => l.ids.length > 0),
       recipe.rrfK,
     );

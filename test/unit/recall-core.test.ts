@@ -86,6 +86,22 @@ function prng(seed: number): () => number {
 }
 
 describe('rrf', () => {
+  it('Given arm weights, When fused, Then each hit counts weight / (k + rank) and an absent weight is 1', () => {
+    const fused = rrf(
+      [
+        { arm: 'lexical', ids: ['a', 'b'], weight: 1 },
+        { arm: 'vector', ids: ['b', 'a'], weight: 0.5 },
+        { arm: 'graph', ids: ['c'] },
+      ],
+      60,
+    );
+    const score = Object.fromEntries(fused.map((f) => [f.id, f.score]));
+    expect(score['a']).toBeCloseTo(1 / 61 + 0.5 / 62, 12);
+    expect(score['b']).toBeCloseTo(1 / 62 + 0.5 / 61, 12);
+    expect(score['c']).toBeCloseTo(1 / 61, 12);
+    expect(fused.map((f) => f.id)).toEqual(['a', 'b', 'c']);
+  });
+
   it('Given three arms, When fused with k = 60, Then scores are Σ 1/(k + rank) and ties go by id', () => {
     const fused = rrf([
       { arm: 'lexical', ids: ['a', 'b', 'c'] },
