@@ -8,12 +8,12 @@ import type { HandoffService } from '../handoff/contract.ts';
 import { requireHandoffCaller } from '../handoff/contract.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
 import type { ApiContext } from './context.ts';
+import { dropNulls } from './resolvers.ts';
 import { DateTime, JSONScalar } from './scalars.ts';
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../handoff.graphql', import.meta.url));
 
 type Args = Record<string, unknown>;
-const undef = <T>(v: T | null | undefined): T | undefined => (v === null ? undefined : v);
 
 /** The handoff contract's GraphQL schema: every field checks the handoff caller, then calls the service. */
 export function buildHandoffSchema(service: HandoffService): GraphQLSchema {
@@ -42,10 +42,7 @@ export function buildHandoffSchema(service: HandoffService): GraphQLSchema {
         },
         manifests: async (_: unknown, a: Args, ctx: ApiContext) => {
           caller(ctx);
-          const p = await service.manifests({
-            after: undef(a['after'] as number | null),
-            first: undef(a['first'] as number | null),
-          });
+          const p = await service.manifests(dropNulls(a) as { after?: number; first?: number });
           return { ...p, breakSeq: p.chainBreak?.seq ?? null, breakReason: p.chainBreak?.reason ?? null };
         },
         window: async (_: unknown, a: Args, ctx: ApiContext) => {
@@ -58,29 +55,18 @@ export function buildHandoffSchema(service: HandoffService): GraphQLSchema {
         },
       },
       Mutation: {
+        // The service validates each input (strict: no unknown keys, bounded sizes).
         acquireLease: async (_: unknown, a: Args, ctx: ApiContext) => {
           caller(ctx);
-          return service.acquireLease({
-            seq: a['seq'] as number,
-            holder: a['holder'] as string,
-            ...(a['ttlMs'] !== null && a['ttlMs'] !== undefined ? { ttlMs: a['ttlMs'] as number } : {}),
-          });
+          return service.acquireLease(dropNulls(a) as Parameters<HandoffService['acquireLease']>[0]);
         },
         renewLease: async (_: unknown, a: Args, ctx: ApiContext) => {
           caller(ctx);
-          return service.renewLease({
-            leaseId: a['leaseId'] as string,
-            holder: a['holder'] as string,
-            ...(a['ttlMs'] !== null && a['ttlMs'] !== undefined ? { ttlMs: a['ttlMs'] as number } : {}),
-          });
+          return service.renewLease(dropNulls(a) as Parameters<HandoffService['renewLease']>[0]);
         },
         commitCheckpoint: async (_: unknown, a: Args, ctx: ApiContext) => {
           caller(ctx);
-          return service.commit({
-            seq: a['seq'] as number,
-            manifestHash: a['manifestHash'] as string,
-            leaseId: a['leaseId'] as string,
-          });
+          return service.commit(dropNulls(a) as Parameters<HandoffService['commit']>[0]);
         },
       },
     },

@@ -36,7 +36,8 @@ function commandInput(v: unknown): { input: Args; wait: boolean } {
   const { await: w, ...rest } = obj(v);
   return { input: dropNulls(rest) as Args, wait: w !== false };
 }
-function dropNulls(v: unknown): unknown {
+/** GraphQL passes omitted optional arguments as null; the services' schemas expect them absent. */
+export function dropNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(dropNulls);
   if (v && typeof v === 'object') {
     return Object.fromEntries(

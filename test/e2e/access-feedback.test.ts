@@ -162,8 +162,12 @@ describe('namespace grants', () => {
 
   it('writing outside every grant is FORBIDDEN and appends nothing', async () => {
     const t = await app.token({ tenant, sub: 'alice', scopes: ['read', 'write'] });
-    const r = await app.gql(t, PROPOSE, { input: proposal({ namespace: 'acme/b' }) });
+    const key = `outside-${Date.now()}`;
+    const r = await app.gql(t, PROPOSE, { input: proposal({ namespace: 'acme/b', idempotencyKey: key }) });
     expect(r.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    // nothing reached the ledger: no receipt for the key, and acme/b holds only what it held
+    expect(await app.m.store.receipt(tenant, key)).toBeUndefined();
+    expect((await list(admin, 'acme/b')).totalCount).toBe(1);
     const ok = await app.gql(t, PROPOSE, { input: proposal({ namespace: 'acme/a/new' }) });
     expect(ok.errors).toBeUndefined();
   });

@@ -72,7 +72,8 @@ describe('muninn eval', () => {
     }
     // Re-running (re-seeding is a no-op: same keys) compares with the previous run of the same recipe.
     const again = await evaluate([set], ports(), { recipes: ['hybrid'], seed: true, runsDir });
-    expect(again[0]!.report).toMatch(/previous|Δ|delta|compared/i);
+    expect(again[0]!.report).toMatch(/compared with hybrid run started /);
+    expect(again[0]!.report).toMatch(/^Δ all /m);
     expect((await readdir(join(runsDir, set.name))).filter((f) => f.endsWith('.json'))).toHaveLength(4); // the skipped run is kept too
   }, 120_000);
 });

@@ -42,10 +42,8 @@ const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
 /** Words of a free-text query as a Lucene OR query, every special character escaped. */
 export function luceneQuery(text: string): string {
-  const words = text
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}_-]+/u)
-    .filter((w) => w.length > 1 && !['and', 'or', 'not', 'to'].includes(w))
+  // The words the visible-candidate ranking scores (one split for both), Lucene specials escaped.
+  const words = lexicalTerms(text)
     .slice(0, 32)
     .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
   return [...new Set(words)].join(' OR ');
@@ -229,10 +227,10 @@ export class Neo4jGraphStore implements GraphStore {
       // An entity is visible when the caller sees the whole tenant or some record it may read is about it:
       // entity names from a namespace it may not read are not disclosed.
       `MATCH (e:Entity) WHERE e.tenant = $tenant AND e.id IN $ids
-         AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = 4)
+         AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = $allLabels)
               OR EXISTS { MATCH (e)<-[:ABOUT]-(n:Record) WHERE ${SCOPE_WHERE} })
        RETURN e`,
-      { ...scopeParams(scope), ids },
+      { ...scopeParams(scope), ids, allLabels: Sensitivities.length },
     );
     return res.records.map((r) => toEntity(r.get('e').properties));
   }

@@ -51,7 +51,8 @@ export function neo4jHandoffStateStore(db: CypherExecutor): HandoffStateStore {
  * Handoff credentials are single-use: a token id (jti) is accepted once. The unique constraint makes the
  * check atomic across processes and restarts; ids are kept until their token expires.
  */
-export function neo4jTokenReplayGuard(db: CypherExecutor) {
+export function neo4jTokenReplayGuard(db: CypherExecutor, gcEvery = 64) {
+  let uses = 0;
   return {
     /** true when this is the first use of `jti`; false for a replay. */
     async firstUse(jti: string, expiresAt: number): Promise<boolean> {
@@ -64,14 +65,15 @@ export function neo4jTokenReplayGuard(db: CypherExecutor) {
          RETURN fresh`,
         { jti, exp: expiresAt },
       );
-      // Forget ids whose tokens can no longer be presented anyway.
-      await db.write(
-        'handoff.tokenUse.gc',
-        'MATCH (t:TokenUse) WHERE t.exp < $now WITH t LIMIT 100 DELETE t',
-        {
-          now: Math.floor(Date.now() / 1000) - 3600,
-        },
-      );
+      // Forget ids whose tokens can no longer be presented anyway — now and then, not on every request.
+      if (++uses % gcEvery === 0)
+        await db.write(
+          'handoff.tokenUse.gc',
+          'MATCH (t:TokenUse) WHERE t.exp < $now WITH t LIMIT 100 DELETE t',
+          {
+            now: Math.floor(Date.now() / 1000) - 3600,
+          },
+        );
       return res.records[0]?.get('fresh') === true;
     },
   };
