@@ -9,11 +9,14 @@ import type { ScopeGrant } from './policy.ts';
  *
  * - A grant covers a namespace subtree up to a label, for some purposes (null = any purpose).
  * - A request without a stated purpose uses only purpose-free grants.
- * - A principal with no live grant in the tenant gets the tenant default (the whole tenant up to
- *   `defaultClearance`, or nothing when that is null): grants only ever narrow a member's access.
- * - Each actor in the delegation chain that holds grants narrows the result to what it may read; an
- *   actor without grants acts with its principal's access.
- * - `admin` reads the whole tenant at every label.
+ * - Every identity in the request — the principal and each actor of its delegation chain — has its own
+ *   access, and the caller reads the intersection of them all (every hop can only narrow):
+ *   - an identity that was ever granted anything in the tenant has exactly its live grants; once its
+ *     last grant is revoked it has nothing (revoking never widens access to the tenant default);
+ *   - an identity that was never granted anything has the tenant default (the whole tenant up to
+ *     `defaultClearance`, or nothing when that is null) — for an agent too;
+ *   - `admin` gives the principal the whole tenant at every label, but only the principal's own share:
+ *     an admin acting through an agent reads what that agent may read.
  */
 export interface AccessDefaults {
   /** What a tenant member without grants reads: the whole tenant up to this label; null = nothing. */
@@ -69,7 +72,25 @@ export function granteesOf(p: Principal): string[] {
   return [principalKey(p), ...p.actors.map((a) => principalKey({ iss: a.iss ?? p.iss, sub: a.sub }))];
 }
 
-/** The caller's effective read grants for a purpose, given every live grant held by it and its actors. */
+/**
+ * One identity's own access: its live grants for the purpose when it ever held a grant (revoked ones
+ * are kept in the projection for exactly this), else the tenant default.
+ */
+function ownAccess(
+  key: string,
+  purpose: string | undefined,
+  held: readonly GrantState[],
+  defaults: AccessDefaults,
+): ScopeGrant[] {
+  const ever = held.filter((g) => g.grantee === key);
+  if (ever.length > 0) return normalize(forPurpose(ever, purpose));
+  return defaults.defaultClearance ? [{ root: null, maxSensitivity: defaults.defaultClearance }] : [];
+}
+
+/**
+ * The caller's effective read grants for a purpose, given every grant — live and revoked — held by it
+ * and its actors (see the rules above).
+ */
 export function effectiveGrants(
   p: Principal,
   purpose: string | undefined,
@@ -77,21 +98,27 @@ export function effectiveGrants(
   defaults: AccessDefaults,
   admin: boolean,
 ): ScopeGrant[] {
-  if (admin) return [{ root: null, maxSensitivity: 'RESTRICTED' }];
-  const mine = held.filter((g) => g.grantee === principalKey(p) && g.revokedAt === null);
-  let scope: ScopeGrant[] =
-    mine.length > 0
-      ? normalize(forPurpose(mine, purpose))
-      : defaults.defaultClearance
-        ? [{ root: null, maxSensitivity: defaults.defaultClearance }]
-        : [];
+  let scope: ScopeGrant[] = admin
+    ? [{ root: null, maxSensitivity: 'RESTRICTED' }]
+    : ownAccess(principalKey(p), purpose, held, defaults);
   for (const a of p.actors) {
     const key = principalKey({ iss: a.iss ?? p.iss, sub: a.sub });
-    const theirs = held.filter((g) => g.grantee === key && g.revokedAt === null);
-    if (theirs.length > 0) scope = intersect(scope, forPurpose(theirs, purpose));
+    scope = intersect(scope, ownAccess(key, purpose, held, defaults));
   }
   return scope;
 }
+
+/**
+ * Whether everyone who may read `b` may also read `a`, whatever grants exist now or later: `a` lies in
+ * `b`'s namespace subtree at a label no higher than `b`'s. (Any grant or default covering `b` covers
+ * its subtree up to at least `b`'s label; a grant exactly at `b`'s namespace and label covers nothing
+ * else.) A change to `b` caused by `a` — contested, superseded, reinforced — tells `b`'s readers about
+ * `a`, so it is made only when this holds.
+ */
+export const readableWherever = (
+  a: { readonly namespace: string; readonly sensitivity: Sensitivity },
+  b: { readonly namespace: string; readonly sensitivity: Sensitivity },
+): boolean => covers(b.namespace, a.namespace) && rank(a.sensitivity) <= rank(b.sensitivity);
 
 /** Whether the grants let the caller act in `namespace` at all (writes and reviews stay inside access). */
 export const coversNamespace = (gs: readonly ScopeGrant[], namespace: string): boolean =>

@@ -4,8 +4,9 @@ import type { GrantState } from './fold.ts';
 import { hasScope, type Principal } from './principal.ts';
 import type { Policy, ReadScope } from './policy.ts';
 
-/** Where the policy reads live grants (the projected AccessGranted / AccessRevoked events). */
+/** Where the policy reads grants (the projected AccessGranted / AccessRevoked events). */
 export interface GrantSource {
+  /** Every grant these grantees ever held in the tenant, revoked ones included (see access.ts). */
   grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]>;
 }
 
@@ -15,15 +16,17 @@ export interface GrantSource {
  * narrow what it reads (see access.ts). A grant source that errors means deny (the error propagates).
  */
 export function referencePolicy(grants: GrantSource, defaults: AccessDefaults): Policy {
+  // An admin acting directly needs no grants; through agents, the agents' grants narrow it.
+  const heldBy = (p: Principal, admin: boolean) =>
+    admin && p.actors.length === 0 ? Promise.resolve([]) : grants.grantsFor(p.tenant, granteesOf(p));
   const scopeOf = async (p: Principal, purpose: string | undefined) => {
     const admin = hasScope(p, 'admin');
-    const held = admin ? [] : await grants.grantsFor(p.tenant, granteesOf(p));
-    return effectiveGrants(p, purpose, held, defaults, admin);
+    return effectiveGrants(p, purpose, await heldBy(p, admin), defaults, admin);
   };
   // Writes and reviews are not purpose-bound: any live grant that covers the namespace counts.
   const anyPurpose = async (p: Principal) => {
     const admin = hasScope(p, 'admin');
-    const held = admin ? [] : await grants.grantsFor(p.tenant, granteesOf(p));
+    const held = await heldBy(p, admin);
     const withAnyPurpose = held.map((g) => ({ ...g, purposes: null }));
     return effectiveGrants(p, undefined, withAnyPurpose, defaults, admin);
   };

@@ -240,7 +240,7 @@ export interface GraphStore {
   grant(tenant: string, id: string): Promise<GrantState | undefined>;
   /** Every grant in the tenant (revoked ones too), newest first. */
   grants(tenant: string): Promise<GrantState[]>;
-  /** Live (unrevoked) grants held by any of these grantees (`iss|sub`) in the tenant. */
+  /** Every grant any of these grantees (`iss|sub`) ever held in the tenant, revoked ones included. */
   grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]>;
   /** Whether an operator marked this database as a test database (golden-set seeding requires it). */
   isTestDatabase(): Promise<boolean>;

@@ -648,7 +648,8 @@ export class Neo4jGraphStore implements GraphStore {
     if (grantees.length === 0) return [];
     const res = await this.db.read(
       'grants.for',
-      `MATCH (g:Grant {tenant: $tenant}) WHERE g.grantee IN $grantees AND g.revokedAt IS NULL
+      // Revoked grants too: an identity whose last grant was revoked has no access, not the default.
+      `MATCH (g:Grant {tenant: $tenant}) WHERE g.grantee IN $grantees
        RETURN g ORDER BY g.id`,
       { tenant, grantees: [...grantees] },
     );
