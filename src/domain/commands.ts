@@ -154,6 +154,11 @@ export interface ResolvedEntity {
   readonly ref: EntityRef;
   /** The existing entity's id, when the reference resolved to one. */
   readonly existingId: string | undefined;
+  /**
+   * The id of the entity to create, when not the deterministic one (it is taken by an entity the
+   * writer may not see: the writer gets an entity of its own rather than that one).
+   */
+  readonly newId?: string | undefined;
 }
 
 /** What the ingest pipeline adds to a plain proposal: its decisions, recorded in the event. */
@@ -191,7 +196,7 @@ export function decidePropose(
     }
     if (r.ref.id) throw badInput(`about.${i}: no entity with id ${r.ref.id}`);
     const name = r.ref.alias ?? r.ref.externalId!;
-    const entityId = entityIdFor(ctx.principal.tenant, r.ref.type, name);
+    const entityId = r.newId ?? entityIdFor(ctx.principal.tenant, r.ref.type, name);
     about.push(entityId);
     events.push({
       ...envelope(ctx, cmd, cmd.namespace, hash, `${suffix}#entity:${entityId}`),

@@ -476,10 +476,7 @@ export class WriteService {
 
     const events: LedgerEvent[] = [];
     const fresh: Array<RelateCandidate & { vector: Float32Array | undefined; subjectKey: string }> = [];
-    const resolvedCache = new Map<
-      string,
-      { existingId?: string; sameAs?: { entityId: string; confidence: number } }
-    >();
+    const resolvedCache = new Map<string, Resolution>();
     const trust = (dr: Draft) => sourceTrust(ctx.principal, dr.source, dr.ext['muninn:verified'] === true);
 
     for (const [i, dr] of kept.entries()) {
@@ -531,14 +528,12 @@ export class WriteService {
         const key = `${ref.type ?? ''}\u0000${name.toLowerCase()}\u0000${ref.id ?? ''}`;
         let r = resolvedCache.get(key);
         if (!r) {
-          r = await times.time('resolve', () =>
-            this.resolveEntity(ctx.principal.tenant, ref, nameVector.get(name)),
-          );
+          r = await times.time('resolve', () => this.resolveEntity(ctx, scope, ref, nameVector.get(name)));
           resolvedCache.set(key, r);
         }
-        resolved.push({ ref, existingId: r.existingId });
+        resolved.push({ ref, existingId: r.existingId, newId: r.newId });
         if (!r.existingId && name) {
-          const id = entityIdFor(ctx.principal.tenant, ref.type, name);
+          const id = r.newId ?? entityIdFor(ctx.principal.tenant, ref.type, name);
           const v = cache(nameVector.get(name));
           if (v) entityEmbeddings.set(id, v);
           if (r.sameAs) sameAs.set(id, r.sameAs);
@@ -618,22 +613,44 @@ export class WriteService {
     return { events, refused };
   }
 
+  /**
+   * Resolve an entity reference among the entities the writer may see (the read path's visibility
+   * predicate, under the command's scope): exact id, external id or alias, then embedding neighbours;
+   * below the merge threshold a new entity with a tentative SAME_AS. An entity the writer cannot see is
+   * never merged into, linked to or named, and an id it cannot see is refused exactly like one that
+   * does not exist.
+   */
   private async resolveEntity(
-    tenant: string,
+    ctx: DecideContext,
+    scope: ReadScope,
     ref: EntityRef,
     vector: Float32Array | undefined,
-  ): Promise<{ existingId?: string; sameAs?: { entityId: string; confidence: number } }> {
-    const exact = await this.d.store.findEntity(tenant, ref);
+  ): Promise<Resolution> {
+    const exact = await this.d.store.findEntity(scope, ref);
     if (exact) return { existingId: exact.id };
     if (ref.id) throw badInput(`no entity with id ${ref.id}`);
-    if (!vector) return {};
-    const [best] = await this.d.store.entityNeighbours(tenant, [...vector], 1);
-    if (!best) return {};
-    if (best.cosine >= MERGE_THRESHOLD && (!ref.type || !best.type || ref.type === best.type))
+    const [best] = vector ? await this.d.store.entityNeighbours(scope, [...vector], 1) : [];
+    if (best && best.cosine >= MERGE_THRESHOLD && (!ref.type || !best.type || ref.type === best.type))
       return { existingId: best.id };
-    if (best.cosine >= SAME_AS_THRESHOLD)
-      return { sameAs: { entityId: best.id, confidence: Math.round(best.cosine * 1000) / 1000 } };
-    return {};
+    const sameAs =
+      best && best.cosine >= SAME_AS_THRESHOLD
+        ? { sameAs: { entityId: best.id, confidence: Math.round(best.cosine * 1000) / 1000 } }
+        : {};
+    return { ...sameAs, ...(await this.newEntityId(ctx, scope, ref)) };
+  }
+
+  /**
+   * A new entity's id is the deterministic one of (tenant, type, name), so that writers converge —
+   * unless an entity the writer may not see already has it: creating "the same" entity would merge
+   * into it and show the writer its aliases and external ids through the writer's own record. The
+   * writer then gets an entity of its own, with a fresh id recorded in the event.
+   */
+  private async newEntityId(ctx: DecideContext, scope: ReadScope, ref: EntityRef): Promise<Resolution> {
+    const id = entityIdFor(scope.tenant, ref.type, ref.alias ?? ref.externalId ?? '');
+    if (!(await this.d.store.entityExists(scope.tenant, id))) return {};
+    // A visible one the alias lookup missed (e.g. the type spelled in another case): converge on it.
+    if (await this.d.store.findEntity(scope, { id })) return { existingId: id };
+    return { newId: ctx.newId() };
   }
 
   // ── commit and receipts ───────────────────────────────────────────────────────────────────────
@@ -825,6 +842,13 @@ export class StageTimes {
   rounded(): Record<string, number> {
     return Object.fromEntries(Object.entries(this.ms).map(([k, v]) => [k, Math.round(v * 10) / 10]));
   }
+}
+
+/** How an entity reference resolved: an existing entity, or a new one (its id when not the default). */
+interface Resolution {
+  readonly existingId?: string;
+  readonly newId?: string;
+  readonly sameAs?: { entityId: string; confidence: number };
 }
 
 const MERGE_THRESHOLD = 0.92;

@@ -171,9 +171,15 @@ export interface GraphStore {
   history(scope: ReadScope, id: string): Promise<RevisionView[]>;
   /** How many records `records` would list (every page), under the same scope and filter. */
   recordCount(scope: ReadScope, q: RecordQuery, asOf: AsOf): Promise<number>;
+  /**
+   * The entities among `ids` the caller may see: it reads the whole tenant at every label, or some
+   * record it may read is about the entity. The same predicate bounds findEntity, entityNeighbours
+   * and entitiesNamed, so nothing resolves, links or anchors to an entity the caller cannot see.
+   */
   entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]>;
+  /** The first visible entity with this id, external id, or name/alias (of a compatible type). */
   findEntity(
-    tenant: string,
+    scope: ReadScope,
     ref: {
       id?: string | undefined;
       alias?: string | undefined;
@@ -206,9 +212,14 @@ export interface GraphStore {
       reason: string | null;
     }>
   >;
-  /** Entities whose embedding is nearest to `vector` (cosine), in one tenant. */
+  /**
+   * Whether any entity has this id in the tenant, visible or not. Only for choosing a new entity's id
+   * (never disclosed to the caller).
+   */
+  entityExists(tenant: string, id: string): Promise<boolean>;
+  /** Visible entities whose embedding is nearest to `vector` (cosine), in the scope's tenant. */
   entityNeighbours(
-    tenant: string,
+    scope: ReadScope,
     vector: readonly number[],
     k: number,
   ): Promise<Array<EntityState & { cosine: number }>>;
@@ -227,8 +238,8 @@ export interface GraphStore {
   vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]>;
   /** Records about the anchor entities or their SAME_AS neighbours; returns [recordId, anchorId] pairs. */
   graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;
-  /** Entities whose name or an alias equals one of `phrases` (lower case), at most `limit`: query anchors. */
-  entitiesNamed(tenant: string, phrases: readonly string[], limit: number): Promise<string[]>;
+  /** Visible entities whose name or an alias equals one of `phrases` (lower case), at most `limit`: query anchors. */
+  entitiesNamed(scope: ReadScope, phrases: readonly string[], limit: number): Promise<string[]>;
   /** Standing context inherited from the ancestor namespaces (constraints, norms, procedures, preferences). */
   scopeArm(q: ArmQuery): Promise<string[]>;
   /** Records by id inside the scope, as of `knownAt` (the revision current then; null = now), each with the visible ids it CONTRADICTS. */

@@ -85,13 +85,13 @@ export class RecallService {
     };
 
     // Anchors: the entities the caller names, plus those the query mentions by name or alias.
-    const given = (
-      await Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(principal.tenant, ref)))
-    ).filter((e) => e !== undefined);
+    const given = (await Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(scope, ref)))).filter(
+      (e) => e !== undefined,
+    );
     const [[vector], mentioned] = await Promise.all([
       recipe.arms.vector ? timed('embed', () => this.d.embedder.embed([cmd.query])) : Promise.resolve([]),
       recipe.arms.graph
-        ? timed('anchors', () => this.d.store.entitiesNamed(principal.tenant, phrases(cmd.query), 8))
+        ? timed('anchors', () => this.d.store.entitiesNamed(scope, phrases(cmd.query), 8))
         : Promise.resolve([]),
     ]);
     const anchors = [...new Set([...given.map((a) => a.id), ...mentioned])].slice(0, 16);

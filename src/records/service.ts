@@ -43,11 +43,10 @@ export class RecordsService {
   }
 
   async entity(principal: Principal, ref: unknown): Promise<EntityState | undefined> {
+    // Only among the entities the caller may see (see GraphStore.entities): a hidden entity with the
+    // same alias neither answers nor shadows a visible one.
     const scope = await this.policy.readScope(principal, undefined);
-    const found = await this.store.findEntity(principal.tenant, parseCommand(EntityRef, ref));
-    if (!found) return undefined;
-    // Visible only when the caller may read the tenant or some record about it (see GraphStore.entities).
-    return (await this.store.entities(scope, [found.id]))[0];
+    return this.store.findEntity(scope, parseCommand(EntityRef, ref));
   }
 
   async entitiesByIds(principal: Principal, ids: readonly string[]): Promise<EntityState[]> {

@@ -537,8 +537,12 @@ export async function seedRecords(store: Neo4jGraphStore, opts: SeedOptions): Pr
   try {
     // 1. Service entities first (one intro record each), so that parallel batches only reference them.
     const have = new Set<string>();
+    const everything = {
+      tenant: opts.tenant,
+      grants: [{ root: null, maxSensitivity: 'RESTRICTED' as const }],
+    };
     for (const name of VOCAB.services)
-      if (await store.findEntity(opts.tenant, { alias: name, type: 'service' })) have.add(name);
+      if (await store.findEntity(everything, { alias: name, type: 'service' })) have.add(name);
     const missing = VOCAB.services.filter((s) => !have.has(s));
     if (missing.length > 0) {
       const intros: Plan[] = missing.map((svc) => ({

@@ -62,12 +62,23 @@ const scopeWhere = (v: string) => `${v}.tenant = $tenant
                          AND ${v}.sensitivity IN g.labels)`;
 const SCOPE_WHERE = scopeWhere('n');
 
+/**
+ * The one entity-visibility predicate, on an Entity bound to `e` (the Record scope's parameters plus
+ * $allLabels): the caller sees the whole tenant at every label, or some record it may read is about the
+ * entity. Entity names, aliases and external ids from a namespace the caller may not read are not
+ * disclosed — nor used to resolve, link or anchor what the caller writes or asks.
+ */
+const entityVisible = (e: string) => `${e}.tenant = $tenant
+  AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = $allLabels)
+       OR EXISTS { MATCH (${e})<-[:ABOUT]-(n:Record) WHERE ${SCOPE_WHERE} })`;
+
 const scopeParams = (s: ReadScope) => ({
   tenant: s.tenant,
   grants: s.grants.map((g) => ({
     root: g.root,
     labels: Sensitivities.slice(0, Sensitivities.indexOf(g.maxSensitivity) + 1) as Sensitivity[],
   })),
+  allLabels: Sensitivities.length,
 });
 
 export class Neo4jGraphStore implements GraphStore {
@@ -224,19 +235,14 @@ export class Neo4jGraphStore implements GraphStore {
   async entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]> {
     const res = await this.db.read(
       'entities.get',
-      // An entity is visible when the caller sees the whole tenant or some record it may read is about it:
-      // entity names from a namespace it may not read are not disclosed.
-      `MATCH (e:Entity) WHERE e.tenant = $tenant AND e.id IN $ids
-         AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = $allLabels)
-              OR EXISTS { MATCH (e)<-[:ABOUT]-(n:Record) WHERE ${SCOPE_WHERE} })
-       RETURN e`,
-      { ...scopeParams(scope), ids, allLabels: Sensitivities.length },
+      `MATCH (e:Entity) WHERE e.id IN $ids AND ${entityVisible('e')} RETURN e`,
+      { ...scopeParams(scope), ids },
     );
     return res.records.map((r) => toEntity(r.get('e').properties));
   }
 
   async findEntity(
-    tenant: string,
+    scope: ReadScope,
     ref: {
       id?: string | undefined;
       alias?: string | undefined;
@@ -248,13 +254,14 @@ export class Neo4jGraphStore implements GraphStore {
     const res = await this.db.read(
       'entity.find',
       `MATCH (e:Entity {tenant: $tenant})
-       WHERE ($id IS NOT NULL AND e.id = $id)
+       WHERE (($id IS NOT NULL AND e.id = $id)
           OR ($ext IS NOT NULL AND $ext IN e.externalIds)
           OR ($alias IS NOT NULL AND (toLower(e.name) = $alias OR $alias IN e.aliases)
-              AND ($type IS NULL OR e.type IS NULL OR e.type = $type))
+              AND ($type IS NULL OR e.type IS NULL OR e.type = $type)))
+         AND ${entityVisible('e')}
        RETURN e ORDER BY e.id LIMIT 1`,
       {
-        tenant,
+        ...scopeParams(scope),
         id: ref.id ?? null,
         ext: ref.externalId ?? null,
         alias: ref.alias?.toLowerCase() ?? null,
@@ -263,6 +270,15 @@ export class Neo4jGraphStore implements GraphStore {
     );
     const r = res.records[0];
     return r ? toEntity(r.get('e').properties) : undefined;
+  }
+
+  async entityExists(tenant: string, id: string): Promise<boolean> {
+    const res = await this.db.read(
+      'entity.exists',
+      'MATCH (e:Entity {tenant: $tenant, id: $id}) RETURN count(e) AS c',
+      { tenant, id },
+    );
+    return Number(res.records[0]?.get('c') ?? 0) > 0;
   }
 
   async relateCandidates(
@@ -365,17 +381,18 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   async entityNeighbours(
-    tenant: string,
+    scope: ReadScope,
     vector: readonly number[],
     k: number,
   ): Promise<Array<EntityState & { cosine: number }>> {
-    // Exact within the tenant: other tenants' entities must never crowd this tenant's out of an ANN top-k.
+    // Exact within the tenant: other tenants' entities must never crowd this tenant's out of an ANN
+    // top-k; and only among the entities the caller may see (the visibility check runs before ranking).
     const res = await this.db.read(
       'entity.neighbours',
-      `MATCH (e:Entity {tenant: $tenant}) WHERE e.embedding IS NOT NULL
+      `MATCH (e:Entity {tenant: $tenant}) WHERE e.embedding IS NOT NULL AND ${entityVisible('e')}
        WITH e, vector.similarity.cosine(e.embedding, $vector) AS score
        RETURN e, score ORDER BY score DESC, e.id LIMIT toInteger($k)`,
-      { tenant, vector: [...vector], k },
+      { ...scopeParams(scope), vector: [...vector], k },
     );
     return res.records.map((r) => ({
       ...toEntity(r.get('e').properties),
@@ -574,14 +591,14 @@ export class Neo4jGraphStore implements GraphStore {
     return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
   }
 
-  async entitiesNamed(tenant: string, phrases: readonly string[], limit: number): Promise<string[]> {
+  async entitiesNamed(scope: ReadScope, phrases: readonly string[], limit: number): Promise<string[]> {
     if (phrases.length === 0) return [];
     const res = await this.db.read(
       'recall.anchors',
       `MATCH (e:Entity {tenant: $tenant})
-       WHERE toLower(e.name) IN $phrases OR any(a IN e.aliases WHERE a IN $phrases)
+       WHERE (toLower(e.name) IN $phrases OR any(a IN e.aliases WHERE a IN $phrases)) AND ${entityVisible('e')}
        RETURN e.id AS id ORDER BY size(e.name) DESC, id LIMIT toInteger($limit)`,
-      { tenant, phrases: [...phrases], limit },
+      { ...scopeParams(scope), phrases: [...phrases], limit },
     );
     return res.records.map((r) => String(r.get('id')));
   }
