@@ -1,3 +1,4 @@
+import { readableWherever } from './access.ts';
 import type { EmbeddingCache, EventOf, LedgerEvent } from './events.ts';
 import type {
   Outcome,
@@ -280,6 +281,12 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
 /**
  * A record becomes active (at proposal or approval): its relate decision takes effect. SUPERSEDES closes
  * the target's validity and marks it SUPERSEDED; CONTRADICTS marks both CONTESTED; EXTENDS only links.
+ *
+ * What a mark reveals: a side is marked (superseded, contested) only when everyone who may read it may
+ * read the other side too (`readableWherever`, from the two records' namespaces and labels alone, so a
+ * replay decides the same). Otherwise the relation is kept — listed to those who may read both, whose
+ * recall still sees the conflict — but that side's status says nothing about a record its readers
+ * cannot see. A supersede the target's readers may not learn of marks nothing.
  */
 function activate(
   record: RecordState,
@@ -290,7 +297,8 @@ function activate(
   const live = (r: RecordState) => ['ACTIVE', 'CONTESTED'].includes(currentRevision(r).status);
   if (!rel || !target || !live(target)) return { record, others: [], outcome: 'ADMITTED', reason: null };
   const t = currentRevision(target);
-  if (rel.type === 'SUPERSEDES') {
+  const targetMayLearn = readableWherever(record, target);
+  if (rel.type === 'SUPERSEDES' && targetMayLearn) {
     const from = currentRevision(record).validFrom;
     const closeAt = from > t.validFrom ? from : t.validFrom;
     const validTo = t.validTo !== null && t.validTo < closeAt ? t.validTo : closeAt;
@@ -306,9 +314,12 @@ function activate(
     return { record, others: [closed], outcome: 'SUPERSEDED', reason: rel.reason };
   }
   if (rel.type === 'CONTRADICTS') {
-    const mine = appendInPlaceStatus(record, 'CONTESTED');
+    const recordMayLearn = readableWherever(target, record);
+    if (!recordMayLearn && !targetMayLearn)
+      return { record, others: [], outcome: 'ADMITTED', reason: rel.reason };
+    const mine = recordMayLearn ? appendInPlaceStatus(record, 'CONTESTED') : record;
     const others =
-      t.status === 'CONTESTED'
+      t.status === 'CONTESTED' || !targetMayLearn
         ? []
         : [
             appendRevision(target, e.recordedAt, {

@@ -14,6 +14,8 @@ import { canonicalText } from './normalize.ts';
  *  - EXTENDS: same subject and cosine ≥ 0.85;
  *  - otherwise independent.
  * Predicates that do not hold one value at a time ('said', 'likes', …) never contradict.
+ * A candidate marked `reinforceable: false` is never a duplicate target: reinforcing it would attach
+ * the new statement's sources to a record whose readers may not read them (see readableWherever).
  */
 export interface RelateCandidate {
   readonly id: string;
@@ -23,6 +25,8 @@ export interface RelateCandidate {
   readonly text: string;
   readonly status: RecordStatus;
   readonly cosine: number | null;
+  /** False when the new statement may not reinforce this record (default true). */
+  readonly reinforceable?: boolean;
 }
 
 export interface RelateStatement {
@@ -70,6 +74,7 @@ export function classify(s: RelateStatement, candidates: readonly RelateCandidat
     norm(c.subject) === norm(s.subject) && basePredicate(c.predicate) === basePredicate(s.predicate);
 
   for (const c of ranked) {
+    if (c.reinforceable === false) continue;
     const sameText = norm(c.text) === norm(s.text);
     const sameTriple =
       sameSP(c) && norm(c.predicate) === norm(s.predicate) && norm(c.object) === norm(s.object);

@@ -25,6 +25,7 @@ import {
   type EntityRef,
   type ResolvedEntity,
 } from '../domain/commands.ts';
+import { readableWherever } from '../domain/access.ts';
 import { admit, type AdmissionPolicy } from '../domain/admission.ts';
 import { badInput, conflict, forbidden, MuninnError, notFound } from '../domain/errors.ts';
 import { LedgerEvent, type EmbeddingCache } from '../domain/events.ts';
@@ -475,7 +476,9 @@ export class WriteService {
     const nameVector = new Map(names.map((n, i) => [n, vectors[kept.length + i]]));
 
     const events: LedgerEvent[] = [];
-    const fresh: Array<RelateCandidate & { vector: Float32Array | undefined; subjectKey: string }> = [];
+    const fresh: Array<
+      RelateCandidate & { vector: Float32Array | undefined; subjectKey: string; sensitivity: Sensitivity }
+    > = [];
     const resolvedCache = new Map<string, Resolution>();
     const trust = (dr: Draft) => sourceTrust(ctx.principal, dr.source, dr.ext['muninn:verified'] === true);
 
@@ -500,7 +503,14 @@ export class WriteService {
         const local = fresh
           .filter((f) => f.subjectKey === dr.statement.subject.trim().toLowerCase() || (vector && f.vector))
           .map((f) => ({ ...f, cosine: vector && f.vector ? dot(vector, f.vector) : null }));
-        decision = classify(dr.statement, [...stored.filter((c) => c.class !== OBSERVATION), ...local]);
+        // Candidates are the writer's visible records (the scope above); a duplicate may reinforce only
+        // a record whose readers may all read this statement (its sources are attached to it).
+        const mine = { namespace: cmd.namespace, sensitivity: dr.sensitivity };
+        const candidates = [
+          ...stored.filter((c) => c.class !== OBSERVATION),
+          ...local.map((f) => ({ ...f, namespace: cmd.namespace })),
+        ].map((c) => ({ ...c, reinforceable: readableWherever(mine, c) }));
+        decision = classify(dr.statement, candidates);
       }
       if (decision.kind === 'DUPLICATE') {
         const target = decision.target;
@@ -607,6 +617,7 @@ export class WriteService {
           cosine: null,
           vector,
           subjectKey: dr.statement.subject.trim().toLowerCase(),
+          sensitivity: dr.sensitivity,
         });
       }
     }

@@ -121,6 +121,7 @@ export interface ProjectionTx {
 export interface RelatedCandidate {
   readonly id: string;
   readonly namespace: string;
+  readonly sensitivity: Sensitivity;
   readonly class: RecordClass;
   readonly subject: string;
   readonly predicate: string;

@@ -298,7 +298,7 @@ export class Neo4jGraphStore implements GraphStore {
     const where = `${SCOPE_WHERE} AND n.class <> 'OBSERVATION'
       AND n.status IN ['ACTIVE', 'CONTESTED', 'CANDIDATE']
       AND (n.namespace IN $chain OR n.namespace STARTS WITH $ns + '/')`;
-    const ret = `RETURN n.id AS id, n.namespace AS namespace, n.class AS class, n.subject AS subject, n.predicate AS predicate,
+    const ret = `RETURN n.id AS id, n.namespace AS namespace, n.sensitivity AS sensitivity, n.class AS class, n.subject AS subject, n.predicate AS predicate,
       n.object AS object, n.text AS text, n.status AS status, n.version AS version, n.confidence AS confidence`;
     const bySubject = await this.db.read(
       'relate.bySubject',
@@ -336,6 +336,7 @@ export class Neo4jGraphStore implements GraphStore {
       out.set(id, {
         id,
         namespace: String(r.get('namespace')),
+        sensitivity: r.get('sensitivity') as Sensitivity,
         class: r.get('class') as RecordClass,
         subject: String(r.get('subject')),
         predicate: String(r.get('predicate')),
