@@ -6,7 +6,7 @@ import type { WriteReceipt, WriteService } from '../ingest/write-service.ts';
 import type { RecallService } from '../recall/service.ts';
 import { headlineOf } from '../recall/pack.ts';
 import type { Proposal } from '../ports/graph.ts';
-import type { ProjectionStatus } from '../records/projection-status.ts';
+import { projectionViewFor, type ProjectionStatus } from '../records/projection-status.ts';
 import { badInput, forbidden } from '../domain/errors.ts';
 import { hasScope } from '../domain/principal.ts';
 import type { ApiContext } from './context.ts';
@@ -159,7 +159,7 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       },
       projection: async (_: unknown, _a: Args, ctx: ApiContext) => {
         requireRead(ctx.principal);
-        return s.projection();
+        return projectionViewFor(await s.projection(), hasScope(ctx.principal, 'admin'));
       },
       grants: (_: unknown, _a: Args, ctx: ApiContext) => s.records.grants(ctx.principal),
     },
@@ -210,7 +210,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         subscribe: (_: unknown, a: Args, ctx: ApiContext) => {
           requireRead(ctx.principal);
           const interval = Math.max(100, Number(a['intervalMs'] ?? 1000));
-          return ticker(interval, async () => ({ projectionLag: await s.projection() }));
+          const admin = hasScope(ctx.principal, 'admin');
+          return ticker(interval, async () => ({
+            projectionLag: projectionViewFor(await s.projection(), admin),
+          }));
         },
       },
     },

@@ -13,6 +13,21 @@ export interface ProjectionStatus {
   readonly totalLag: number;
 }
 
+/** What a caller is shown of the projection status. */
+export interface ProjectionView {
+  readonly healthy: boolean;
+  readonly partitions: readonly PartitionLag[];
+  readonly totalLag: number | null;
+}
+
+/**
+ * The ledger is one topic for every tenant: its offsets and lag measure all tenants' writes. An admin
+ * (an operator of the tenant) sees them; anyone else sees only whether the projector is healthy, with
+ * no partitions and `totalLag` null — a tenant cannot watch another tenant's write volume.
+ */
+export const projectionViewFor = (s: ProjectionStatus, admin: boolean): ProjectionView =>
+  admin ? s : { healthy: s.healthy, partitions: [], totalLag: null };
+
 /** Lag per partition = messages on the topic that the graph's checkpoint does not yet cover. */
 export async function projectionStatus(
   ledger: Ledger,
