@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Principal } from './domain/principal.ts';
+import { receiptKey } from './domain/commands.ts';
 import type { EvaluatePorts } from './eval/evaluate.ts';
 import { load, type Config } from './config/index.ts';
 import { createLogger } from './adapters/logger.ts';
@@ -138,6 +139,7 @@ export async function buildServices(
     ),
     embedder,
     handleKey,
+    approvers: config.review.approvers,
     extractor: createExtractor(config, logger),
     clock: systemClock,
     ids: { uuid: randomUUID },
@@ -173,7 +175,7 @@ export function evalPorts(
         throw new Error(`seeding ${r.fixtureId}: ${receipt.outcome} ${receipt.reason ?? ''}`);
     },
     async recordOf(key) {
-      return (await store.receipt(principal.tenant, key))?.recordId ?? undefined;
+      return (await store.receipt(principal.tenant, receiptKey(principal, key)))?.recordId ?? undefined;
     },
     async recall(q) {
       const r = await built.recall.recall(principal, {

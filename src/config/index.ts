@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NamespacePath, Sensitivities, type Sensitivity } from '../domain/model.ts';
+import { DEFAULT_APPROVER_RULES, parseApproverRules, type ApproverRules } from '../domain/review.ts';
 
 /**
  * The one config loader. Nothing else reads process.env. Every variable is documented in README.md
@@ -89,8 +90,11 @@ export const ConfigSchema = z
     MUNINN_CURATOR_TENANT: z.string().min(1).optional(),
     MUNINN_CURATOR_NAMESPACE: NamespacePath.default('handoff'),
     MUNINN_DEFAULT_CLEARANCE: z.enum(['NONE', ...Sensitivities]).default('CONFIDENTIAL'),
+    MUNINN_REVIEW_APPROVERS: z.string().default(DEFAULT_APPROVER_RULES),
   })
   .superRefine((c, ctx) => {
+    for (const message of parseApproverRules(c.MUNINN_REVIEW_APPROVERS).problems)
+      ctx.addIssue({ code: 'custom', path: ['MUNINN_REVIEW_APPROVERS'], message });
     for (const entry of c.MUNINN_EXPORT_ALLOWLIST.split(',')
       .map((x) => x.trim())
       .filter(Boolean))
@@ -189,6 +193,8 @@ export interface Config {
   readonly policyFile: string | undefined;
   /** What a tenant member without namespace grants reads: the tenant up to this label (null = nothing). */
   readonly access: { readonly defaultClearance: Sensitivity | null };
+  /** Separation of duties: per class, approvers other than the proposer needed before a record is ACTIVE. */
+  readonly review: { readonly approvers: ApproverRules };
   /** The transcript outbox and its handoff (seed 000): exporter, Heimdall contract, curator. */
   readonly handoff: {
     readonly outboxDir: string;
@@ -323,6 +329,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
     access: {
       defaultClearance: c.MUNINN_DEFAULT_CLEARANCE === 'NONE' ? null : c.MUNINN_DEFAULT_CLEARANCE,
     },
+    review: { approvers: parseApproverRules(c.MUNINN_REVIEW_APPROVERS).rules },
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,
       audience: c.MUNINN_AUTH_AUDIENCE,

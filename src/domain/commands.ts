@@ -125,9 +125,27 @@ export interface DecideContext {
   readonly newId: () => string;
 }
 
+/**
+ * Idempotency keys live in one key space per principal: the stored key is a tag of (iss, sub), the key's
+ * origin, then the key. Another principal's identical key is another key, so a receipt is never returned
+ * to anyone but its writer, and nobody can use up a key someone else will use. Keys the service derives
+ * (`approve:<id>:v<n>`, `revoke:<grantId>`, feedback) have origin "d", a writer's own keys "u" (or "h",
+ * hashed, when long): a writer's key can never equal a derived one, not even its own.
+ */
+export function receiptKey(
+  principal: Pick<Principal, 'iss' | 'sub'>,
+  key: string,
+  origin: 'user' | 'derived' = 'user',
+): string {
+  const tag = sha256Hex(`${principal.iss}|${principal.sub}`).slice(0, 24);
+  if (origin === 'derived') return `${tag}:d:${key}`;
+  // Short enough that a suffix (#stmt:n#entity:<uuid>) still fits the envelope's 256 characters.
+  return key.length <= 128 ? `${tag}:u:${key}` : `${tag}:h:${sha256Hex(key)}`;
+}
+
 export function envelope(
   ctx: DecideContext,
-  cmd: { idempotencyKey: string; purpose: string; changesetId?: string | undefined },
+  cmd: { idempotencyKey: string; derivedKey?: boolean; purpose: string; changesetId?: string | undefined },
   namespace: string,
   hash: string,
   suffix = '',
@@ -136,7 +154,8 @@ export function envelope(
     eventId: ctx.newId(),
     tenant: ctx.principal.tenant,
     namespace,
-    idempotencyKey: cmd.idempotencyKey + suffix,
+    idempotencyKey:
+      receiptKey(ctx.principal, cmd.idempotencyKey, cmd.derivedKey ? 'derived' : 'user') + suffix,
     commandHash: hash,
     principal: { iss: ctx.principal.iss, sub: ctx.principal.sub },
     actors: ctx.principal.actors.map((a) => ({ iss: a.iss ?? null, sub: a.sub })),
@@ -281,15 +300,23 @@ export const RejectCommand = z.object({
 });
 export type RejectCommand = z.infer<typeof RejectCommand>;
 
-/** A review decision's key defaults to one per (proposal, version): a reviewer's retry is idempotent. */
+/**
+ * A review decision's key defaults to one per (reviewer, proposal, version): a reviewer's retry is
+ * idempotent, and (derived, in the reviewer's own key space) no one else can take it first.
+ */
 const reviewKey = (kind: string, id: string, version: number, key: string | undefined) =>
-  key ?? `${kind}:${id}:v${version}`;
+  key
+    ? { idempotencyKey: key, purpose: 'review' }
+    : { idempotencyKey: `${kind}:${id}:v${version}`, derivedKey: true, purpose: 'review' };
 
-export function decideApprove(ctx: DecideContext, cmd: ApproveCommand, namespace: string): LedgerEvent {
-  const meta = {
-    idempotencyKey: reviewKey('approve', cmd.proposalId, cmd.expectedVersion, cmd.idempotencyKey),
-    purpose: 'review',
-  };
+/** `required`: approvers other than the proposer the rules ask for (see review.ts); recorded in the event. */
+export function decideApprove(
+  ctx: DecideContext,
+  cmd: ApproveCommand,
+  namespace: string,
+  required = 0,
+): LedgerEvent {
+  const meta = reviewKey('approve', cmd.proposalId, cmd.expectedVersion, cmd.idempotencyKey);
   return {
     ...envelope(
       ctx,
@@ -298,8 +325,8 @@ export function decideApprove(ctx: DecideContext, cmd: ApproveCommand, namespace
       commandHash('approve', { ...cmd, by: `${ctx.principal.iss}|${ctx.principal.sub}` }),
     ),
     type: 'ProposalApproved',
-    schemaVersion: 1,
-    payload: { recordId: cmd.proposalId, expectedVersion: cmd.expectedVersion },
+    schemaVersion: 2,
+    payload: { recordId: cmd.proposalId, expectedVersion: cmd.expectedVersion, required },
   };
 }
 
@@ -308,10 +335,7 @@ export function decideReject(
   cmd: RejectCommand & { expectedVersion: number },
   namespace: string,
 ): LedgerEvent {
-  const meta = {
-    idempotencyKey: reviewKey('reject', cmd.proposalId, cmd.expectedVersion, cmd.idempotencyKey),
-    purpose: 'review',
-  };
+  const meta = reviewKey('reject', cmd.proposalId, cmd.expectedVersion, cmd.idempotencyKey);
   return {
     ...envelope(
       ctx,
@@ -374,8 +398,11 @@ export function decideGrant(ctx: DecideContext, cmd: GrantAccessCommand): Ledger
     type: 'AccessGranted',
     schemaVersion: 1,
     payload: {
-      // Deterministic: a retried grant names the same grant.
-      grantId: uuidV5(`grant|${ctx.principal.tenant}|${cmd.idempotencyKey}`, MUNINN_NS),
+      // Deterministic: a retried grant names the same grant (in the granting admin's key space).
+      grantId: uuidV5(
+        `grant|${ctx.principal.tenant}|${receiptKey(ctx.principal, cmd.idempotencyKey)}`,
+        MUNINN_NS,
+      ),
       grantee: { iss: cmd.grantee.iss ?? ctx.principal.iss, sub: cmd.grantee.sub },
       maxSensitivity: cmd.maxSensitivity,
       purposes: cmd.purposes ? [...new Set(cmd.purposes)].sort() : null,
@@ -384,14 +411,11 @@ export function decideGrant(ctx: DecideContext, cmd: GrantAccessCommand): Ledger
 }
 
 export function decideRevoke(ctx: DecideContext, cmd: RevokeAccessCommand, namespace: string): LedgerEvent {
-  const key = cmd.idempotencyKey ?? `revoke:${cmd.grantId}`;
+  const key = cmd.idempotencyKey
+    ? { idempotencyKey: cmd.idempotencyKey }
+    : { idempotencyKey: `revoke:${cmd.grantId}`, derivedKey: true };
   return {
-    ...envelope(
-      ctx,
-      { idempotencyKey: key, purpose: 'administration' },
-      namespace,
-      commandHash('revoke', cmd),
-    ),
+    ...envelope(ctx, { ...key, purpose: 'administration' }, namespace, commandHash('revoke', cmd)),
     type: 'AccessRevoked',
     schemaVersion: 1,
     payload: { grantId: cmd.grantId, reason: cmd.reason },
@@ -413,10 +437,15 @@ export function decideFeedback(
   recordId: string,
   namespace: string,
 ): LedgerEvent {
-  const who = `${ctx.principal.iss}|${ctx.principal.sub}`;
-  const key = `feedback:${sha256Hex(`${cmd.recallId}\u0000${recordId}\u0000${who}`).slice(0, 40)}`;
+  // In the caller's key space already; the recall and the record make it one per item.
+  const key = `feedback:${sha256Hex(`${cmd.recallId}\u0000${recordId}`).slice(0, 40)}`;
   return {
-    ...envelope(ctx, { idempotencyKey: key, purpose: 'feedback' }, namespace, commandHash('feedback', cmd)),
+    ...envelope(
+      ctx,
+      { idempotencyKey: key, derivedKey: true, purpose: 'feedback' },
+      namespace,
+      commandHash('feedback', cmd),
+    ),
     type: 'FeedbackRecorded',
     schemaVersion: 1,
     payload: { recordId, recallId: cmd.recallId, verdict: cmd.verdict },

@@ -46,7 +46,8 @@ export const badInput = (message: string, details?: ErrorDetails): MuninnError =
   new MuninnError('BAD_USER_INPUT', message, details);
 export const unauthenticated = (message = 'authentication required'): MuninnError =>
   new MuninnError('UNAUTHENTICATED', message);
-export const forbidden = (message: string): MuninnError => new MuninnError('FORBIDDEN', message);
+export const forbidden = (message: string, details?: ErrorDetails): MuninnError =>
+  new MuninnError('FORBIDDEN', message, details);
 export const notFound = (message: string): MuninnError => new MuninnError('NOT_FOUND', message);
 export const conflict = (message: string, details?: ErrorDetails): MuninnError =>
   new MuninnError('CONFLICT', message, details);

@@ -10,6 +10,7 @@ import {
   TenantId,
   TimeSources,
 } from './model.ts';
+import { MAX_APPROVERS } from './review.ts';
 
 /**
  * The ledger's events: past-tense facts in a versioned union. The wire form is JSON on the Kafka topic
@@ -129,9 +130,16 @@ const RecordReinforcedV1 = z.object({
   reason: z.string().max(500),
 });
 
-const ProposalApprovedV1 = z.object({
+/**
+ * v2 adds `required`: the approvers other than the proposer the write side's rules asked for when it
+ * decided (recorded, so a replay under another configuration decides the same). The fold raises it to
+ * the floor (NORMATIVE, injection flags) and activates the record only once that many distinct
+ * reviewers approved; until then an approval is recorded as partial. v1 events upcast to `required: 0`.
+ */
+const ProposalApprovedV2 = z.object({
   recordId: Id,
   expectedVersion: z.number().int().min(1),
+  required: z.number().int().min(0).max(MAX_APPROVERS),
 });
 
 const ProposalRejectedV1 = z.object({
@@ -194,8 +202,11 @@ const FeedbackRecordedV1 = z.object({
   verdict: z.enum(['USED', 'IGNORED', 'WRONG']),
 });
 
-const variant = <T extends string, P extends z.ZodType>(type: T, payload: P) =>
-  Envelope.extend({ type: z.literal(type), schemaVersion: z.literal(1), payload });
+const variant = <T extends string, P extends z.ZodType, V extends number = 1>(
+  type: T,
+  payload: P,
+  version: V = 1 as V,
+) => Envelope.extend({ type: z.literal(type), schemaVersion: z.literal(version), payload });
 
 export const LedgerEvent = z.discriminatedUnion('type', [
   variant('RecordProposed', RecordProposedV1),
@@ -203,7 +214,7 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('RecordRetracted', RecordRetractedV1),
   variant('EntityCreated', EntityCreatedV1),
   variant('RecordReinforced', RecordReinforcedV1),
-  variant('ProposalApproved', ProposalApprovedV1),
+  variant('ProposalApproved', ProposalApprovedV2, 2),
   variant('ProposalRejected', ProposalRejectedV1),
   variant('EpisodeStored', EpisodeStoredV1),
   variant('AccessGranted', AccessGrantedV1),
@@ -223,7 +234,7 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   RecordRetracted: 1,
   EntityCreated: 1,
   RecordReinforced: 1,
-  ProposalApproved: 1,
+  ProposalApproved: 2,
   ProposalRejected: 1,
   EpisodeStored: 1,
   AccessGranted: 1,
@@ -236,7 +247,10 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
  * rewritten; old events pass through these on every read.
  */
 type Raw = Record<string, unknown>;
-export const upcasters: Partial<Record<EventType, Record<number, (e: Raw) => Raw>>> = {};
+export const upcasters: Partial<Record<EventType, Record<number, (e: Raw) => Raw>>> = {
+  // v1 approvals predate separation of duties: no configured approvers (the fold still applies the floor).
+  ProposalApproved: { 1: (e) => ({ ...e, payload: { ...(e['payload'] as Raw), required: 0 } }) },
+};
 
 /** What may sit on the wire: the envelope plus either a plain or a sealed payload. */
 export const WireEvent = Envelope.extend({

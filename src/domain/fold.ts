@@ -9,6 +9,7 @@ import type {
   Statement,
   TimeSource,
 } from './model.ts';
+import { approversRequired, decideApproval, describeApproval, partiesOf, type Approval } from './review.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -43,6 +44,15 @@ export interface RecordState {
   readonly ext: Readonly<Record<string, unknown>>;
   readonly createdAt: string;
   readonly proposedBy: string;
+  /** The proposer's delegation chain (`iss|sub` of each actor): parties to the proposal besides proposedBy. */
+  readonly proposedVia: readonly string[];
+  /** Review approvals, oldest first: the partial ones while it waits, then the one that activated it. */
+  readonly approvals: readonly Approval[];
+  /**
+   * When a review approval made it ACTIVE (null: never approved, or approved text since revised). Only a
+   * NORMATIVE record with this set is rendered as an instruction; auto-admitted norms stay data.
+   */
+  readonly approvedAt: string | null;
   /** Oldest first; the last one is current and has retiredAt === null. */
   readonly revisions: readonly RevisionState[];
   /** Outgoing typed relations to other records (the pipeline's relate decisions). */
@@ -53,9 +63,13 @@ export interface RecordState {
   readonly episodeId: string | null;
   /** How many times a repeat of this statement reinforced it. */
   readonly reinforcements: number;
-  /** Recall feedback: how often callers used, ignored or flagged it as wrong. */
+  /** Recall feedback: how often callers used, ignored or flagged it as wrong (each caller counts once). */
   readonly feedback: FeedbackCounts;
+  /** Each caller's (`iss|sub`) latest verdict: a new one replaces it in the counts instead of adding to them. */
+  readonly votes: Readonly<Record<string, FeedbackVerdict>>;
 }
+
+export type FeedbackVerdict = 'USED' | 'IGNORED' | 'WRONG';
 
 export interface FeedbackCounts {
   readonly used: number;
@@ -246,6 +260,9 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
     ext: p.ext,
     createdAt: e.recordedAt,
     proposedBy: `${e.principal.iss}|${e.principal.sub}`,
+    proposedVia: partiesOf(e.principal, e.actors).slice(1),
+    approvals: [],
+    approvedAt: null,
     revisions: [
       {
         version: 1,
@@ -267,6 +284,7 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
     episodeId: p.episodeId,
     reinforcements: 0,
     feedback: NO_FEEDBACK,
+    votes: {},
   };
   if (p.status === 'CANDIDATE')
     return { record, receipt: receipt(e, 'QUEUED', p.recordId, 1, p.reviewReasons.join('; ') || null) };
@@ -396,7 +414,10 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
     };
   }
   const version = g.current.version + 1;
-  const record = appendRevision(g.record, e.recordedAt, {
+  const restated = p.statement !== null && !sameStatement(p.statement, g.current.statement);
+  // An approval covers the text the reviewers read: new text is no longer approved (nor partly approved).
+  const base: RecordState = restated ? { ...g.record, approvals: [], approvedAt: null } : g.record;
+  const record = appendRevision(base, e.recordedAt, {
     version,
     statement: p.statement ?? g.current.statement,
     status: g.current.status,
@@ -408,6 +429,9 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
   });
   return { record, receipt: receipt(e, 'REVISED', p.recordId, version, null) };
 }
+
+const sameStatement = (a: Statement, b: Statement): boolean =>
+  a.subject === b.subject && a.predicate === b.predicate && a.object === b.object && a.text === b.text;
 
 function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect {
   const g = guard(view, e);
@@ -487,16 +511,43 @@ function candidateGuard(
   return g;
 }
 
+/**
+ * An approval under separation of duties (review.ts): a party to the proposal cannot approve where the
+ * rules ask for another reviewer, nor can one reviewer count twice; short of the approvers needed it is
+ * recorded on the record (no new revision, the record stays CANDIDATE); the last one activates it and
+ * records when it was approved.
+ */
 function approved(view: ProjectionView, e: EventOf<'ProposalApproved'>): Effect {
   const g = candidateGuard(view, e);
   if ('rejected' in g) return g.rejected;
-  const opened = appendRevision(g.record, e.recordedAt, {
+  const [by, ...via] = partiesOf(e.principal, e.actors);
+  const approval: Approval = { by: by!, via, at: e.recordedAt, eventId: e.eventId };
+  const required = approversRequired(e.payload.required, g.record);
+  const d = decideApproval(
+    [g.record.proposedBy, ...g.record.proposedVia],
+    g.record.approvals,
+    approval,
+    required,
+  );
+  const id = e.payload.recordId;
+  if (d.kind === 'SELF')
+    return { receipt: receipt(e, 'REJECTED', id, g.current.version, describeApproval(d)) };
+  if (d.kind === 'AGAIN')
+    return { receipt: receipt(e, 'DUPLICATE', id, g.current.version, describeApproval(d)) };
+  const approvals = [...g.record.approvals, approval];
+  if (d.kind === 'PARTIAL') {
+    return {
+      record: { ...g.record, approvals },
+      receipt: receipt(e, 'QUEUED', id, g.current.version, describeApproval(d)),
+    };
+  }
+  const opened = appendRevision({ ...g.record, approvals, approvedAt: e.recordedAt }, e.recordedAt, {
     ...g.current,
     version: g.current.version + 1,
     status: 'ACTIVE',
     eventId: e.eventId,
     changesetId: e.changesetId,
-    reason: `approved by ${e.principal.sub}`,
+    reason: `approved by ${approvals.map((a) => a.by.slice(a.by.indexOf('|') + 1)).join(', ')}`,
   });
   const rel = opened.relations[0];
   const act = activate(opened, rel ? view.record(e.tenant, rel.target) : undefined, e);
@@ -504,7 +555,7 @@ function approved(view: ProjectionView, e: EventOf<'ProposalApproved'>): Effect 
   return {
     record: act.record,
     others: act.others,
-    receipt: receipt(e, act.outcome, e.payload.recordId, version, act.reason),
+    receipt: receipt(e, act.outcome, id, version, act.reason),
   };
 }
 
@@ -576,14 +627,25 @@ function accessRevoked(view: ProjectionView, e: EventOf<'AccessRevoked'>): Effec
   };
 }
 
+/** One caller, one vote per record: a caller's new verdict (in any recall) replaces their earlier one. */
 function feedbackRecorded(view: ProjectionView, e: EventOf<'FeedbackRecorded'>): Effect {
   const p = e.payload;
   const r = view.record(e.tenant, p.recordId);
   if (!r) return { receipt: receipt(e, 'REJECTED', p.recordId, null, 'record not found') };
-  const key = p.verdict === 'USED' ? 'used' : p.verdict === 'IGNORED' ? 'ignored' : 'wrong';
-  const record: RecordState = { ...r, feedback: { ...r.feedback, [key]: r.feedback[key] + 1 } };
+  const who = `${e.principal.iss}|${e.principal.sub}`;
+  const before = r.votes[who];
+  const counts: { -readonly [K in keyof FeedbackCounts]: number } = { ...r.feedback };
+  if (before) counts[countOf(before)] = Math.max(0, counts[countOf(before)] - 1);
+  counts[countOf(p.verdict)] += 1;
+  const record: RecordState = { ...r, feedback: counts, votes: { ...r.votes, [who]: p.verdict } };
+  const reason = before
+    ? `feedback ${p.verdict} (replaces this caller's ${before})`
+    : `feedback ${p.verdict}`;
   return {
     record,
-    receipt: receipt(e, 'ADMITTED', p.recordId, currentRevision(r).version, `feedback ${p.verdict}`),
+    receipt: receipt(e, 'ADMITTED', p.recordId, currentRevision(r).version, reason),
   };
 }
+
+const countOf = (v: FeedbackVerdict): keyof FeedbackCounts =>
+  v === 'USED' ? 'used' : v === 'IGNORED' ? 'ignored' : 'wrong';

@@ -2,21 +2,22 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * A handle for an item in one recall: "h:" + the record id + "." + 16 hex of HMAC-SHA256(key, recallId
- * NUL recordId). It names the record (so `feedback` and expansion need no server-side recall log) and
- * proves that this recall returned it (so feedback cannot be forged for records never served).
+ * NUL recordId NUL caller). It names the record (so `feedback` and expansion need no server-side recall
+ * log), proves that this recall returned it (so feedback cannot be forged for records never served) and
+ * binds it to the caller it was served to (`iss|sub`): another caller's handle does not verify.
  */
-export function handleFor(recallId: string, recordId: string, key = ''): string {
-  return `h:${recordId}.${mac(key, recallId, recordId)}`;
+export function handleFor(recallId: string, recordId: string, key = '', caller = ''): string {
+  return `h:${recordId}.${mac(key, recallId, recordId, caller)}`;
 }
 
-const mac = (key: string, recallId: string, recordId: string): string =>
-  createHmac('sha256', key).update(`${recallId}\u0000${recordId}`).digest('hex').slice(0, 16);
+const mac = (key: string, recallId: string, recordId: string, caller: string): string =>
+  createHmac('sha256', key).update(`${recallId}\u0000${recordId}\u0000${caller}`).digest('hex').slice(0, 16);
 
-/** The record id a handle names, when the handle is one this recall (under this key) gave out. */
-export function recordOfHandle(recallId: string, handle: string, key = ''): string | undefined {
+/** The record id a handle names, when the handle is one this recall (under this key) gave to `caller`. */
+export function recordOfHandle(recallId: string, handle: string, key = '', caller = ''): string | undefined {
   const m = /^h:(.+)\.([0-9a-f]{16})$/.exec(handle);
   if (!m) return undefined;
-  const expected = Buffer.from(mac(key, recallId, m[1]!));
+  const expected = Buffer.from(mac(key, recallId, m[1]!, caller));
   const given = Buffer.from(m[2]!);
   return expected.length === given.length && timingSafeEqual(expected, given) ? m[1] : undefined;
 }

@@ -103,14 +103,15 @@ export function classify(s: RelateStatement, candidates: readonly RelateCandidat
           kind: 'SUPERSEDES',
           target: c.id,
           confidence: 0.8,
-          reason: `supersedes ${c.id}: ${s.subject} ${basePredicate(s.predicate)} changed from "${c.object}" to "${s.object}"`,
+          // Reasons reach receipts and edges: they name the other record by id, never quote its text.
+          reason: `supersedes ${c.id}: ${s.subject} ${basePredicate(s.predicate)} changed to "${s.object}"`,
         };
       }
       return {
         kind: 'CONTRADICTS',
         target: c.id,
         confidence: 0.7,
-        reason: `contradicts ${c.id}: "${c.text}" vs "${s.text}"`,
+        reason: `contradicts ${c.id}: ${polarityFlip ? 'the opposite' : 'another object'} for the same subject and predicate`,
       };
     }
   }

@@ -17,6 +17,7 @@ import {
   GrantAccessCommand,
   parseCommand,
   ProposeCommand,
+  receiptKey,
   RejectCommand,
   RetractCommand,
   ReviseCommand,
@@ -52,6 +53,14 @@ import { canonicalText, resolveTime } from './normalize.ts';
 import { classify, type RelateCandidate } from './relate.ts';
 import { screen } from './screen.ts';
 import { recordOfHandle } from '../domain/handles.ts';
+import {
+  approversRequired,
+  decideApproval,
+  describeApproval,
+  partiesOf,
+  ReviewReasons,
+  type ApproverRules,
+} from '../domain/review.ts';
 
 /** What a writer is told. `PENDING` means appended to the ledger but not awaited (or not yet projected). */
 export interface WriteReceipt {
@@ -72,6 +81,8 @@ export interface WriteDeps {
   readonly embedder: Embedder;
   /** Key of the recall handles' MAC (the recall service signs with the same key). */
   readonly handleKey: string;
+  /** Separation of duties: per class, approvers other than the proposer (config MUNINN_REVIEW_APPROVERS). */
+  readonly approvers: ApproverRules;
   readonly extractor: Extractor;
   readonly clock: Clock;
   readonly ids: IdSource;
@@ -123,7 +134,8 @@ export class WriteService {
     const cmd = parseCommand(ProposeCommand, input, this.d.maxTextChars);
     await this.d.policy.checkWrite(principal, cmd.namespace);
     const hash = commandHash('propose', cmd);
-    const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
+    const key = receiptKey(principal, cmd.idempotencyKey);
+    const prior = await this.priorReceipt(principal.tenant, key, hash);
     if (prior) return prior;
     // Screen before anything is stored: secrets become refs, PII raises the label, injection is flagged.
     const parts = [
@@ -169,21 +181,22 @@ export class WriteService {
     );
     if (planned.refused.length) return planned.refused[0]!;
     this.charge(principal, cmd.namespace, planned.events.length);
-    return this.commit(principal, cmd.idempotencyKey, hash, planned.events, wait);
+    return this.commit(principal, key, hash, planned.events, wait);
   }
 
   async ingestEpisode(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt[]> {
     const cmd = parseCommand(EpisodeCommand, input, 100_000);
     await this.d.policy.checkWrite(principal, cmd.namespace);
     const hash = commandHash('episode', cmd);
-    const prior = await this.d.store.receipt(principal.tenant, cmd.idempotencyKey);
+    const key = receiptKey(principal, cmd.idempotencyKey);
+    const prior = await this.d.store.receipt(principal.tenant, key);
     if (prior) {
-      if (prior.commandHash !== hash) throw idempotencyConflict(cmd.idempotencyKey);
-      return this.episodeReceipts(principal.tenant, cmd.idempotencyKey, [], null, null);
+      if (prior.commandHash !== hash) throw idempotencyConflict(key);
+      return this.episodeReceipts(principal.tenant, key, [], null, null);
     }
     const scope = await this.d.policy.readScope(principal, cmd.purpose);
     const ctx = this.ctx(principal);
-    const episodeId = uuidV5(`${principal.tenant}\u0000episode\u0000${cmd.idempotencyKey}`, MUNINN_NS);
+    const episodeId = uuidV5(`${principal.tenant}\u0000episode\u0000${key}`, MUNINN_NS);
 
     const times = new StageTimes();
     const tScreen = performance.now();
@@ -286,15 +299,7 @@ export class WriteService {
       },
       'episode planned',
     );
-    const receipt = await this.commit(
-      principal,
-      cmd.idempotencyKey,
-      hash,
-      events,
-      wait,
-      episodeEvent.eventId,
-      times,
-    );
+    const receipt = await this.commit(principal, key, hash, events, wait, episodeEvent.eventId, times);
     this.lastTimes = times;
     this.d.logger.info(
       { op: 'ingestEpisode', tenant: principal.tenant, outcome: receipt.outcome, ms: times.rounded() },
@@ -305,7 +310,7 @@ export class WriteService {
     ).length;
     return this.episodeReceipts(
       principal.tenant,
-      cmd.idempotencyKey,
+      key,
       [...refused, ...planned.refused],
       receipt,
       wait ? null : events,
@@ -316,10 +321,13 @@ export class WriteService {
   async revise(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     const cmd = parseCommand(ReviseCommand, input, this.d.maxTextChars);
     const hash = commandHash('revise', cmd);
-    const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
-    if (prior) return prior;
-    const current = await this.existing(principal, cmd.id, cmd.expectedVersion);
+    const key = receiptKey(principal, cmd.idempotencyKey);
+    // The same checks as a fresh write come before a stored receipt is returned.
+    const current = await this.visible(principal, cmd.id, 'record');
     await this.d.policy.checkWrite(principal, current.namespace);
+    const prior = await this.priorReceipt(principal.tenant, key, hash);
+    if (prior) return prior;
+    checkVersion(current, cmd.expectedVersion);
     const event = decideRevise(this.ctx(principal), cmd, current.namespace);
     if (cmd.statement && event.type === 'RecordRevised') {
       const s = cmd.statement;
@@ -334,55 +342,67 @@ export class WriteService {
       event.payload.embedding = vector ? { modelId: this.d.embedder.modelId, vector: [...vector] } : null;
     }
     this.charge(principal, current.namespace, 1);
-    return this.commit(principal, cmd.idempotencyKey, hash, [event], wait);
+    return this.commit(principal, key, hash, [event], wait);
   }
 
   async retract(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     const cmd = parseCommand(RetractCommand, input, this.d.maxTextChars);
     const hash = commandHash('retract', cmd);
-    const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
-    if (prior) return prior;
-    const current = await this.existing(principal, cmd.id, cmd.expectedVersion);
+    const key = receiptKey(principal, cmd.idempotencyKey);
+    const current = await this.visible(principal, cmd.id, 'record');
     await this.d.policy.checkWrite(principal, current.namespace);
+    const prior = await this.priorReceipt(principal.tenant, key, hash);
+    if (prior) return prior;
+    checkVersion(current, cmd.expectedVersion);
     this.charge(principal, current.namespace, 1);
     return this.commit(
       principal,
-      cmd.idempotencyKey,
+      key,
       hash,
       [decideRetract(this.ctx(principal), cmd, current.namespace)],
       wait,
     );
   }
 
-  /** Approve is a compare-and-swap on the proposal's version: a stale approve is CONFLICT. */
+  /**
+   * Approve is a compare-and-swap on the proposal's version, under separation of duties (review.ts): a
+   * party to the proposal (its proposer or the proposer's agents) may not approve a record that needs
+   * another reviewer — NORMATIVE, injection-flagged, or a class the rules list — (FORBIDDEN), one reviewer
+   * never counts twice (CONFLICT), and where the rules ask for N reviewers the approvals before the N-th
+   * are recorded as partial (QUEUED). Every check runs before a stored receipt is returned; a refusal
+   * appends nothing.
+   */
   async approve(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     const cmd = parseCommand(ApproveCommand, input);
-    const current = await this.candidate(principal, cmd.proposalId);
+    const current = await this.visible(principal, cmd.proposalId, 'proposal');
     await this.d.policy.checkReview(principal, current.namespace);
-    if (current.version !== cmd.expectedVersion) {
-      throw conflict(`expected version ${cmd.expectedVersion}, current version is ${current.version}`, {
-        currentVersion: current.version,
-      });
-    }
-    const event = decideApprove(this.ctx(principal), cmd, current.namespace);
+    const required = approversRequired(this.d.approvers[current.class], current);
+    const event = decideApprove(this.ctx(principal), cmd, current.namespace, required);
     const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
     if (prior) return prior;
+    checkReviewable(current, cmd.expectedVersion);
+    const [by, ...via] = partiesOf(principal, principal.actors);
+    const d = decideApproval(
+      [current.proposedBy, ...current.proposedVia],
+      current.approvals,
+      { by: by!, via },
+      required,
+    );
+    if (d.kind === 'SELF') throw forbidden(describeApproval(d), { reason: ReviewReasons.SELF });
+    if (d.kind === 'AGAIN')
+      throw conflict(describeApproval(d), { reason: ReviewReasons.AGAIN, currentVersion: current.version });
     return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
   }
 
   async reject(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     const cmd = parseCommand(RejectCommand, input);
-    const current = await this.candidate(principal, cmd.proposalId);
+    const current = await this.visible(principal, cmd.proposalId, 'proposal');
     await this.d.policy.checkReview(principal, current.namespace);
     const expectedVersion = cmd.expectedVersion ?? current.version;
-    if (current.version !== expectedVersion) {
-      throw conflict(`expected version ${expectedVersion}, current version is ${current.version}`, {
-        currentVersion: current.version,
-      });
-    }
     const event = decideReject(this.ctx(principal), { ...cmd, expectedVersion }, current.namespace);
     const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
     if (prior) return prior;
+    checkReviewable(current, expectedVersion);
     return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
   }
 
@@ -415,7 +435,8 @@ export class WriteService {
    */
   async feedback(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     const cmd = parseCommand(FeedbackCommand, input);
-    const recordId = recordOfHandle(cmd.recallId, cmd.handle, this.d.handleKey);
+    // The handle is bound to the caller it was served to: anyone else's is simply unknown.
+    const recordId = recordOfHandle(cmd.recallId, cmd.handle, this.d.handleKey, principalKey(principal));
     if (!recordId) throw notFound('unknown handle for this recall');
     const record = await this.d.store.record(await this.d.policy.readScope(principal, 'feedback'), recordId);
     if (!record) throw notFound('unknown handle for this recall');
@@ -678,26 +699,10 @@ export class WriteService {
     return settle(r, [r.eventId], null);
   }
 
-  private async existing(principal: Principal, id: string, expectedVersion: number): Promise<RecordView> {
+  /** The record as the caller may see it (NOT_FOUND otherwise: an invisible record is not confirmed). */
+  private async visible(principal: Principal, id: string, what: string): Promise<RecordView> {
     const current = await this.d.store.record(await this.d.policy.readScope(principal, undefined), id);
-    if (!current) throw notFound(`no record ${id}`);
-    // Versions only grow, so a stale expectedVersion can be refused before it reaches the ledger.
-    if (current.version !== expectedVersion) {
-      throw conflict(`expected version ${expectedVersion}, current version is ${current.version}`, {
-        currentVersion: current.version,
-      });
-    }
-    return current;
-  }
-
-  private async candidate(principal: Principal, id: string): Promise<RecordView> {
-    const current = await this.d.store.record(await this.d.policy.readScope(principal, undefined), id);
-    if (!current) throw notFound(`no proposal ${id}`);
-    if (current.status !== 'CANDIDATE') {
-      throw conflict(`proposal ${id} is ${current.status}, not waiting for review`, {
-        currentVersion: current.version,
-      });
-    }
+    if (!current) throw notFound(`no ${what} ${id}`);
     return current;
   }
 
@@ -889,9 +894,31 @@ const refusal = (reason: string): WriteReceipt => ({
   position: null,
 });
 
-const idempotencyConflict = (key: string) =>
-  conflict(`idempotency key ${JSON.stringify(key)} was already used with a different input`, {
-    idempotencyKey: key,
+/** Versions only grow, so a stale expectedVersion can be refused before it reaches the ledger. */
+function checkVersion(current: RecordView, expectedVersion: number): void {
+  if (current.version !== expectedVersion) {
+    throw conflict(`expected version ${expectedVersion}, current version is ${current.version}`, {
+      currentVersion: current.version,
+    });
+  }
+}
+
+/** A review decision needs a proposal that still waits for review, at the version the reviewer read. */
+function checkReviewable(current: RecordView, expectedVersion: number): void {
+  if (current.status !== 'CANDIDATE') {
+    throw conflict(`proposal ${current.id} is ${current.status}, not waiting for review`, {
+      currentVersion: current.version,
+    });
+  }
+  checkVersion(current, expectedVersion);
+}
+
+/** The stored key minus its principal tag and origin (commands.ts receiptKey): what the caller sent. */
+const callerKey = (stored: string): string => stored.replace(/^[0-9a-f]{24}:[udh]:/, '');
+
+const idempotencyConflict = (stored: string) =>
+  conflict(`idempotency key ${JSON.stringify(callerKey(stored))} was already used with a different input`, {
+    idempotencyKey: callerKey(stored),
   });
 
 /** A receipt as the writer sees it; a version conflict is an error (CONFLICT) on every path. */

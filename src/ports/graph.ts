@@ -1,5 +1,6 @@
 import type { EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
+import type { Approval } from '../domain/review.ts';
 
 export type { ReadScope } from '../domain/policy.ts';
 import type { ReadScope } from '../domain/policy.ts';
@@ -36,6 +37,12 @@ export interface RecordView {
   readonly sourcesJson: string;
   readonly extJson: string;
   readonly proposedBy: string;
+  /** The proposer's agents (`iss|sub`), parties to the proposal for separation of duties. */
+  readonly proposedVia: readonly string[];
+  /** Recorded review approvals (partial ones while it waits). */
+  readonly approvals: readonly Approval[];
+  /** When a review approval made it ACTIVE; null when no review approved its current text. */
+  readonly approvedAt: string | null;
   readonly reviewReasons: readonly string[];
   readonly flags: readonly string[];
   readonly reinforcements: number;

@@ -151,7 +151,8 @@ const LEVELS: readonly Level[] = ['full', 'summary', 'headline'];
 export function pack(
   items: readonly RecallItem[],
   tokenBudget: number,
-  opts: EnvelopeOptions & { readonly handleKey?: string },
+  /** `caller` (`iss|sub`) is bound into every handle: feedback with it from anyone else is refused. */
+  opts: EnvelopeOptions & { readonly handleKey?: string; readonly caller?: string },
 ): Pack {
   const budget = Number.isFinite(tokenBudget) && tokenBudget > 0 ? Math.floor(tokenBudget) : 0;
   const seen = new Set<string>();
@@ -171,7 +172,7 @@ export function pack(
       id: item.id,
       score: item.score,
       why: item.why,
-      handle: handleFor(opts.recallId, item.id, opts.handleKey),
+      handle: handleFor(opts.recallId, item.id, opts.handleKey, opts.caller),
       class: item.class,
       status: item.status,
       confidence: item.confidence,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { EntityRef, parseCommand } from '../domain/commands.ts';
 import { Instant, NamespacePath, RecordClasses } from '../domain/model.ts';
 import type { Policy } from '../domain/policy.ts';
-import type { Principal } from '../domain/principal.ts';
+import { principalKey, type Principal } from '../domain/principal.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { ArmQuery, GraphStore, RecordView } from '../ports/graph.ts';
@@ -139,7 +139,8 @@ export class RecallService {
       const r = records.get(b.id)!;
       return toRecallItem(b, r, {
         authority: authority(r),
-        approved: r.class === 'NORMATIVE' && r.status === 'ACTIVE',
+        // Recorded by a review (fold.ts), never inferred: an auto-admitted norm is data, not an instruction.
+        approved: r.class === 'NORMATIVE' && r.status === 'ACTIVE' && r.approvedAt !== null,
         contradicts: r.contradicts,
         anchor: anchorOf.get(b.id) ?? null,
       });
@@ -159,6 +160,7 @@ export class RecallService {
     const packed = pack(distinct.slice(0, cmd.limit), cmd.tokenBudget, {
       recallId,
       handleKey: this.d.handleKey,
+      caller: principalKey(principal),
     });
     const envelope = renderEnvelope(packed.items, { recallId });
     ms['pack'] = Math.round((performance.now() - t1) * 10) / 10;

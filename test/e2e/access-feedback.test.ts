@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { receiptKey } from '../../src/domain/commands.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
 
 /** Namespace grants (ledger events) narrow what a caller reads; recall feedback moves ranking. */
@@ -167,7 +168,7 @@ describe('namespace grants', () => {
     const r = await app.gql(t, PROPOSE, { input: proposal({ namespace: 'acme/b', idempotencyKey: key }) });
     expect(r.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
     // nothing reached the ledger: no receipt for the key, and acme/b holds only what it held
-    expect(await app.m.store.receipt(tenant, key)).toBeUndefined();
+    expect(await app.m.store.receipt(tenant, receiptKey({ iss: ISS(), sub: 'alice' }, key))).toBeUndefined();
     expect((await list(admin, 'acme/b')).totalCount).toBe(1);
     const ok = await app.gql(t, PROPOSE, { input: proposal({ namespace: 'acme/a/new' }) });
     expect(ok.errors).toBeUndefined();

@@ -5,6 +5,7 @@ import {
   decideRevise,
   parseCommand,
   ProposeCommand,
+  receiptKey,
   RetractCommand,
   ReviseCommand,
   type DecideContext,
@@ -157,7 +158,8 @@ describe('propose', () => {
 
     expect(eff.receipt).toEqual({
       tenant: TENANT,
-      idempotencyKey: 'k-propose',
+      // Stored in the writer's own key space (see receiptKey).
+      idempotencyKey: receiptKey(principal, 'k-propose'),
       commandHash: e.commandHash,
       eventId: e.eventId,
       outcome: 'ADMITTED',
@@ -283,7 +285,7 @@ describe('revise', () => {
       recordId: id,
       version: 2,
       reason: 'expected version 1, current version is 2',
-      idempotencyKey: 'k-rev-stale',
+      idempotencyKey: receiptKey(principal, 'k-rev-stale'),
     });
     expect(p.record(TENANT, id)).toBe(before);
     expect(before!.revisions).toHaveLength(2);
@@ -473,14 +475,14 @@ describe('idempotency', () => {
     expect(retry.commandHash).toBe(first.commandHash);
     expect(retry.eventId).not.toBe(first.eventId);
     const p = given(first);
-    const receiptBefore = p.receipt(TENANT, 'k-same');
+    const receiptBefore = p.receipt(TENANT, receiptKey(principal, 'k-same'));
 
     const eff = when(p, retry);
 
     expect(eff).toEqual({});
     expect(p.records.size).toBe(1);
     expect(p.record(TENANT, retry.payload.recordId)).toBeUndefined();
-    expect(p.receipt(TENANT, 'k-same')).toBe(receiptBefore);
+    expect(p.receipt(TENANT, receiptKey(principal, 'k-same'))).toBe(receiptBefore);
   });
 
   it('the same key with another input (different commandHash) → empty effect; the original receipt stands', () => {
@@ -489,13 +491,13 @@ describe('idempotency', () => {
     const other = proposeOne(ctxAt(1, ids), { idempotencyKey: 'k-same', statement: statement('mysql') });
     expect(other.commandHash).not.toBe(first.commandHash);
     const p = given(first);
-    const receiptBefore = p.receipt(TENANT, 'k-same');
+    const receiptBefore = p.receipt(TENANT, receiptKey(principal, 'k-same'));
 
     const eff = when(p, other);
 
     expect(eff).toEqual({});
     expect(p.records.size).toBe(1);
-    expect(p.receipt(TENANT, 'k-same')).toBe(receiptBefore);
+    expect(p.receipt(TENANT, receiptKey(principal, 'k-same'))).toBe(receiptBefore);
     expect(receiptBefore?.commandHash).toBe(first.commandHash);
   });
 

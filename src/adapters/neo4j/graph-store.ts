@@ -34,6 +34,7 @@ import type {
   RevisionView,
   StateKeys,
 } from '../../ports/graph.ts';
+import type { Approval } from '../../domain/review.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
@@ -954,6 +955,10 @@ function recordRow(r: RecordState) {
       extJson: canonicalJson(r.ext),
       createdAt: r.createdAt,
       proposedBy: r.proposedBy,
+      proposedVia: [...r.proposedVia],
+      approvalsJson: canonicalJson(r.approvals),
+      approvedAt: r.approvedAt,
+      approvedBy: r.approvedAt ? r.approvals.map((a) => a.by) : [],
       aboutIds: [...r.about],
       status: cur.status,
       version: cur.version,
@@ -976,6 +981,7 @@ function recordRow(r: RecordState) {
       feedbackIgnored: r.feedback.ignored,
       feedbackWrong: r.feedback.wrong,
       utility: utilityOf(r.feedback),
+      feedbackVotesJson: canonicalJson(r.votes),
     },
     revisions: r.revisions.map((v) => ({
       version: v.version,
@@ -998,6 +1004,10 @@ function recordRow(r: RecordState) {
 type Props = Record<string, unknown>;
 const str = (v: unknown): string => String(v);
 const optStr = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
+/** Records projected before approvals were kept have none. */
+const approvalsOf = (n: Props): Approval[] =>
+  n['approvalsJson'] ? (JSON.parse(str(n['approvalsJson'])) as Approval[]) : [];
 
 function toRecordState(row: Neo4jRecord): RecordState {
   const n = row.get('n').properties as Props;
@@ -1033,6 +1043,9 @@ function toRecordState(row: Neo4jRecord): RecordState {
     ext: JSON.parse(str(n['extJson'])) as RecordState['ext'],
     createdAt: str(n['createdAt']),
     proposedBy: str(n['proposedBy']),
+    proposedVia: strings(n['proposedVia']),
+    approvals: approvalsOf(n),
+    approvedAt: optStr(n['approvedAt']),
     revisions,
     relations: (row.get('rels') as Array<{ type: string; target: string; props: Props }>).map((x) => ({
       type: x.type as RelationState['type'],
@@ -1054,6 +1067,8 @@ function toRecordState(row: Neo4jRecord): RecordState {
       ignored: Number(n['feedbackIgnored'] ?? 0),
       wrong: Number(n['feedbackWrong'] ?? 0),
     },
+    // Projected before votes were kept: the counts stay, with no caller to replace.
+    votes: n['feedbackVotesJson'] ? (JSON.parse(str(n['feedbackVotesJson'])) as RecordState['votes']) : {},
   };
 }
 
@@ -1099,6 +1114,9 @@ function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
     sourcesJson: str(n['sourcesJson']),
     extJson: str(n['extJson']),
     proposedBy: str(n['proposedBy']),
+    proposedVia: strings(n['proposedVia']),
+    approvals: approvalsOf(n),
+    approvedAt: optStr(n['approvedAt']),
     reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
     flags: (n['flags'] as string[] | undefined) ?? [],
     reinforcements: Number(n['reinforcements'] ?? 0),
