@@ -230,6 +230,7 @@ export async function startMuninn(
       algorithms: config.auth.algorithms,
       clockSkewS: config.auth.clockSkewS,
       tenantClaim: config.auth.tenantClaim,
+      maxTokenTtlS: config.auth.maxTokenTtlS,
     });
     const built = await buildServices(config, store, ledger, waiter, logger);
     embedder = built.embedder;
@@ -254,6 +255,7 @@ export async function startMuninn(
             algorithms: config.auth.algorithms,
             clockSkewS: config.auth.clockSkewS,
             tenantClaim: config.auth.tenantClaim,
+            maxTokenTtlS: config.auth.maxTokenTtlS,
             requireScope: 'handoff',
           }),
           neo4jTokenReplayGuard(store.db),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NamespacePath, Sensitivities, type Sensitivity } from '../domain/model.ts';
+import { NamespacePath, Sensitivities, TenantId, type Sensitivity } from '../domain/model.ts';
 
 /**
  * The one config loader. Nothing else reads process.env. Every variable is documented in README.md
@@ -47,6 +47,8 @@ export const ConfigSchema = z
     MUNINN_AUTH_ALGORITHMS: csv.default(['ES256', 'RS256', 'EdDSA']),
     MUNINN_AUTH_CLOCK_SKEW_S: int(0, 300).default(30),
     MUNINN_AUTH_TENANT_CLAIM: z.string().default('tenant'),
+    // Longest lifetime (exp − iat) of an API token: a leaked token is useful for at most this long.
+    MUNINN_MAX_TOKEN_TTL_S: int(60, 30 * 86_400).default(86_400),
 
     MUNINN_INTROSPECTION: bool.optional(),
     MUNINN_MAX_DEPTH: int(1, 100).default(10),
@@ -86,7 +88,7 @@ export const ConfigSchema = z
     MUNINN_EXPORT_QUIET_MS: int(0, 86_400_000).default(120_000),
     MUNINN_EXPORT_SELECTED: z.string().default(''),
     MUNINN_EXPORT_STATE_FILE: z.string().min(1).optional(),
-    MUNINN_CURATOR_TENANT: z.string().min(1).optional(),
+    MUNINN_CURATOR_TENANT: TenantId.optional(),
     MUNINN_CURATOR_NAMESPACE: NamespacePath.default('handoff'),
     MUNINN_DEFAULT_CLEARANCE: z.enum(['NONE', ...Sensitivities]).default('CONFIDENTIAL'),
   })
@@ -219,6 +221,8 @@ export interface Config {
     readonly algorithms: readonly string[];
     readonly clockSkewS: number;
     readonly tenantClaim: string;
+    /** Tokens living longer than this (exp − iat, or exp − now without iat) are refused. */
+    readonly maxTokenTtlS: number;
   };
 }
 
@@ -333,6 +337,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       algorithms: c.MUNINN_AUTH_ALGORITHMS,
       clockSkewS: c.MUNINN_AUTH_CLOCK_SKEW_S,
       tenantClaim: c.MUNINN_AUTH_TENANT_CLAIM,
+      maxTokenTtlS: c.MUNINN_MAX_TOKEN_TTL_S,
     },
   };
   return deepFreeze(config);
