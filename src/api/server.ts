@@ -117,7 +117,13 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     const result = await endpoint.apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method, headers, search: url.search, body: parsed },
-      context: async () => ({ principal: await authenticate(endpoint.verifier, req.headers.authorization) }),
+      context: async () => ({
+        principal: await authenticate(endpoint.verifier, req.headers.authorization, {
+          log,
+          transport: url.pathname === '/graphql' ? 'http' : `http${url.pathname}`,
+          remote: req.socket.remoteAddress,
+        }),
+      }),
     });
     for (const [k, v] of result.headers) res.setHeader(k, v);
     res.statusCode = result.status ?? 200;
