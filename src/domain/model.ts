@@ -120,3 +120,18 @@ export function namespaceChain(ns: string): string[] {
   for (let i = parts.length; i > 0; i--) out.push(parts.slice(0, i).join('/'));
   return out;
 }
+
+/**
+ * Whether a JSON-like value nests deeper than `max` levels (`{}` and `[]` are 1, `{"a":{}}` 2). Iterative,
+ * so that a hostile value is measured without the recursion it would break.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
