@@ -244,6 +244,7 @@ export async function startMuninn(
       introspection: config.http.introspection,
       limits: config.http.limits,
       verifier,
+      clockSkewS: config.auth.clockSkewS,
       logger,
       handoff: {
         schema: buildHandoffSchema(handoff),

@@ -61,6 +61,24 @@ export function formatError(logger: Logger) {
   };
 }
 
+/**
+ * `formatError` for errors that never pass through Apollo (the graphql-ws path): the same wire shape and
+ * masking. `requestError` marks errors raised before execution (parse, validation, variable coercion):
+ * without a code of their own they are the caller's fault (BAD_USER_INPUT), as Apollo treats them.
+ */
+export function formatGraphQLError(logger: Logger) {
+  const format = formatError(logger);
+  return (e: GraphQLError, requestError: boolean): GraphQLFormattedError => {
+    const formatted = e.toJSON();
+    // A MuninnError raised outside a field (a subscription's source stream) keeps its code too.
+    const error = e.originalError && isMuninnError(e.originalError) ? e.originalError : e;
+    const coded = typeof formatted.extensions?.['code'] === 'string';
+    if (!requestError || coded) return format(formatted, error);
+    const code: ErrorCode = 'BAD_USER_INPUT';
+    return format({ ...formatted, extensions: { ...formatted.extensions, code } }, error);
+  };
+}
+
 function describe(e: unknown): string {
   if (e instanceof Error) return `${e.name}: ${e.message}${e.cause ? ` (cause: ${describe(e.cause)})` : ''}`;
   return String(e);

@@ -56,6 +56,7 @@ export const ConfigSchema = z
     MUNINN_MAX_TOKENS: int(100, 1_000_000).default(5000),
     MUNINN_MAX_COST: int(1, 10_000_000).default(50_000),
     MUNINN_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(512 * 1024),
+    MUNINN_WS_MAX_SUBSCRIPTIONS: int(1, 1000).default(10),
     MUNINN_MAX_TEXT_CHARS: int(16, 1_000_000).default(20_000),
     MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),
 
@@ -149,6 +150,8 @@ export interface Config {
       readonly maxCost: number;
       readonly maxBodyBytes: number;
       readonly maxTextChars: number;
+      /** Operations one WebSocket may have running at once (subscriptions and queries alike). */
+      readonly maxWsSubscriptions: number;
     };
     readonly awaitTimeoutMs: number;
   };
@@ -262,6 +265,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         maxCost: c.MUNINN_MAX_COST,
         maxBodyBytes: c.MUNINN_MAX_BODY_BYTES,
         maxTextChars: c.MUNINN_MAX_TEXT_CHARS,
+        maxWsSubscriptions: c.MUNINN_WS_MAX_SUBSCRIPTIONS,
       },
       awaitTimeoutMs: c.MUNINN_AWAIT_TIMEOUT_MS,
     },
