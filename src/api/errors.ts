@@ -63,17 +63,20 @@ export function formatError(logger: Logger) {
 
 /**
  * `formatError` for errors that never pass through Apollo (the graphql-ws path): the same wire shape and
- * masking. `requestError` marks errors raised before execution (parse, validation, variable coercion):
- * without a code of their own they are the caller's fault (BAD_USER_INPUT), as Apollo treats them.
+ * masking. An error raised before execution (parse, validation, variable coercion: no path, and caused
+ * by nothing but GraphQL itself) is the caller's fault when it has no code of its own (BAD_USER_INPUT,
+ * as Apollo treats it); anything caused by a thrown Error is judged by that error, so an unexpected
+ * failure is INTERNAL and masked wherever it surfaced.
  */
 export function formatGraphQLError(logger: Logger) {
   const format = formatError(logger);
-  return (e: GraphQLError, requestError: boolean): GraphQLFormattedError => {
+  return (e: GraphQLError): GraphQLFormattedError => {
     const formatted = e.toJSON();
+    const cause = e.originalError;
     // A MuninnError raised outside a field (a subscription's source stream) keeps its code too.
-    const error = e.originalError && isMuninnError(e.originalError) ? e.originalError : e;
-    const coded = typeof formatted.extensions?.['code'] === 'string';
-    if (!requestError || coded) return format(formatted, error);
+    const error = cause && isMuninnError(cause) ? cause : e;
+    const requestError = !e.path && (!cause || cause instanceof GraphQLError);
+    if (!requestError || typeof formatted.extensions?.['code'] === 'string') return format(formatted, error);
     const code: ErrorCode = 'BAD_USER_INPUT';
     return format({ ...formatted, extensions: { ...formatted.extensions, code } }, error);
   };

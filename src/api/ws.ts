@@ -109,13 +109,9 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
       },
       onClose: (ctx) => clearTimeout(ctx.extra.connection?.timer),
       onSubscribe: (ctx, id, payload) => admit(ctx, id, payload, o, expire),
-      onError: (_ctx, _id, _payload, errors) => errors.map((e) => format(e, true)),
-      onNext: (_ctx, _id, _payload, _args, result) => {
-        if (!result.errors?.length) return undefined;
-        // No data at all: the request failed before execution (e.g. its variables), the caller's fault.
-        const requestError = result.data === undefined;
-        return { ...result, errors: result.errors.map((e) => format(e, requestError)) };
-      },
+      onError: (_ctx, _id, _payload, errors) => errors.map(format),
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors?.length ? { ...result, errors: result.errors.map(format) } : undefined,
     },
     wss,
   );
