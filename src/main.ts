@@ -232,6 +232,7 @@ export async function startMuninn(
       algorithms: config.auth.algorithms,
       clockSkewS: config.auth.clockSkewS,
       tenantClaim: config.auth.tenantClaim,
+      maxTokenTtlS: config.auth.maxTokenTtlS,
     });
     const built = await buildServices(config, store, ledger, waiter, logger);
     embedder = built.embedder;
@@ -245,6 +246,7 @@ export async function startMuninn(
       introspection: config.http.introspection,
       limits: config.http.limits,
       verifier,
+      clockSkewS: config.auth.clockSkewS,
       logger,
       handoff: {
         schema: buildHandoffSchema(handoff),
@@ -256,6 +258,7 @@ export async function startMuninn(
             algorithms: config.auth.algorithms,
             clockSkewS: config.auth.clockSkewS,
             tenantClaim: config.auth.tenantClaim,
+            maxTokenTtlS: config.auth.maxTokenTtlS,
             requireScope: 'handoff',
           }),
           neo4jTokenReplayGuard(store.db),

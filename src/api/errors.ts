@@ -61,6 +61,27 @@ export function formatError(logger: Logger) {
   };
 }
 
+/**
+ * `formatError` for errors that never pass through Apollo (the graphql-ws path): the same wire shape and
+ * masking. An error raised before execution (parse, validation, variable coercion: no path, and caused
+ * by nothing but GraphQL itself) is the caller's fault when it has no code of its own (BAD_USER_INPUT,
+ * as Apollo treats it); anything caused by a thrown Error is judged by that error, so an unexpected
+ * failure is INTERNAL and masked wherever it surfaced.
+ */
+export function formatGraphQLError(logger: Logger) {
+  const format = formatError(logger);
+  return (e: GraphQLError): GraphQLFormattedError => {
+    const formatted = e.toJSON();
+    const cause = e.originalError;
+    // A MuninnError raised outside a field (a subscription's source stream) keeps its code too.
+    const error = cause && isMuninnError(cause) ? cause : e;
+    const requestError = !e.path && (!cause || cause instanceof GraphQLError);
+    if (!requestError || typeof formatted.extensions?.['code'] === 'string') return format(formatted, error);
+    const code: ErrorCode = 'BAD_USER_INPUT';
+    return format({ ...formatted, extensions: { ...formatted.extensions, code } }, error);
+  };
+}
+
 function describe(e: unknown): string {
   if (e instanceof Error) return `${e.name}: ${e.message}${e.cause ? ` (cause: ${describe(e.cause)})` : ''}`;
   return String(e);

@@ -20,17 +20,11 @@
  *  - Aliases: the number of aliased fields an operation selects, with a fragment's aliases counted once
  *    per spread (so aliases cannot be multiplied through fragments). The worst operation in the document
  *    is the one that is judged.
- *  - Cost: `cost(field) = 1 + m × cost(its selection set)`, a selection set costing the sum of its
- *    selections (fragments expanded), where the multiplier m is
- *      · the value of a `first`, `limit` or `k` argument (the largest, if several) when it is an integer
- *        literal or a variable; a variable takes its value from the request's variables, else the
- *        variable's literal default, else is assumed to be 100 (as is any value that is not a
- *        non-negative integer);
- *      · otherwise 10 when the field returns a list (`[T]`, `[T!]!`, nested lists alike);
- *      · otherwise 1.
- *    The validation rules use this estimate without variables (every variable without a default counts
- *    as 100), so a query multiplying several variable page sizes can already be rejected there; the
- *    per-request `checkCost` then enforces the bound with the real values.
+ *  - Cost: an estimate of the fields an operation resolves, page sizes multiplied through the selection
+ *    (see cost.ts for the model: sizes are read from `first`/`limit`/`k` arguments and from input objects
+ *    at any depth). The validation rules use it without variables, so a query multiplying several
+ *    variable page sizes can already be rejected there; `checkCost` then enforces the bound with the
+ *    request's real values.
  *
  * Fragment cycles are rejected by graphql's own NoFragmentCycles rule, but validation rules run in
  * parallel, so every walk here guards against cycles itself (a spread back into a fragment that is being
@@ -43,29 +37,21 @@
 import {
   GraphQLError,
   Kind,
-  SchemaMetaFieldDef,
-  TypeMetaFieldDef,
-  TypeNameMetaFieldDef,
-  getNamedType,
-  getNullableType,
-  isInterfaceType,
-  isListType,
-  isObjectType,
   parse,
   type ASTNode,
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
-  type GraphQLField,
-  type GraphQLNamedType,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
   type ValidationRule,
-  type ValueNode,
 } from 'graphql';
 import type { ApolloServerPlugin, BaseContext } from '@apollo/server';
 import type { ErrorCode } from '../domain/errors.ts';
+import { operationCost, type Fragments } from './cost.ts';
+
+export { ASSUMED_VARIABLE_SIZE, DEFAULT_LIST_SIZE, operationCost, type Fragments } from './cost.ts';
 
 export interface QueryLimits {
   maxDepth: number;
@@ -75,13 +61,6 @@ export interface QueryLimits {
 }
 
 export type LimitKind = 'depth' | 'aliases' | 'cost' | 'tokens';
-
-/** Argument names whose integer value is taken as the page size of a field. */
-const SIZE_ARGS: ReadonlySet<string> = new Set(['first', 'limit', 'k']);
-/** Page size assumed for a size argument whose value is not known (a variable without a value). */
-export const ASSUMED_VARIABLE_SIZE = 100;
-/** Multiplier for a list field without a size argument. */
-export const DEFAULT_LIST_SIZE = 10;
 
 const BAD_USER_INPUT: ErrorCode = 'BAD_USER_INPUT';
 
@@ -100,8 +79,6 @@ function limitError(
 
 /** Keeps huge estimates JSON-safe (Infinity would serialise as null). */
 const capped = (n: number): number => Math.min(n, Number.MAX_SAFE_INTEGER);
-
-export type Fragments = ReadonlyMap<string, FragmentDefinitionNode>;
 
 function fragmentsOf(doc: DocumentNode): Fragments {
   const m = new Map<string, FragmentDefinitionNode>();
@@ -173,128 +150,6 @@ export function operationAliases(op: OperationDefinitionNode, fragments: Fragmen
     (f, inner) => (f.alias ? 1 : 0) + (f.selectionSet ? inner(f.selectionSet) : 0),
   );
   return fold(op.selectionSet);
-}
-
-function rootType(schema: GraphQLSchema, op: OperationDefinitionNode): GraphQLNamedType | undefined {
-  switch (op.operation) {
-    case 'query':
-      return schema.getQueryType() ?? undefined;
-    case 'mutation':
-      return schema.getMutationType() ?? undefined;
-    case 'subscription':
-      return schema.getSubscriptionType() ?? undefined;
-  }
-}
-
-function fieldDef(
-  schema: GraphQLSchema,
-  parent: GraphQLNamedType | undefined,
-  name: string,
-): GraphQLField<unknown, unknown> | undefined {
-  if (name === TypeNameMetaFieldDef.name) return TypeNameMetaFieldDef;
-  if (!parent) return undefined;
-  if (parent === schema.getQueryType()) {
-    if (name === SchemaMetaFieldDef.name) return SchemaMetaFieldDef;
-    if (name === TypeMetaFieldDef.name) return TypeMetaFieldDef;
-  }
-  if (isObjectType(parent) || isInterfaceType(parent)) return parent.getFields()[name];
-  return undefined;
-}
-
-/** Connection lists whose length is the parent's page size. */
-const CONNECTION_LISTS = new Set(['nodes', 'edges']);
-
-const isSize = (n: unknown): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0;
-
-/**
- * Static cost of an operation (see the module comment). A variable absent from `variables` (or with
- * no `variables` at all) takes its literal default, else ASSUMED_VARIABLE_SIZE.
- */
-export function operationCost(
-  schema: GraphQLSchema,
-  op: OperationDefinitionNode,
-  fragments: Fragments,
-  variables: Readonly<Record<string, unknown>> | undefined,
-): number {
-  const defaults = new Map<string, ValueNode | undefined>();
-  for (const v of op.variableDefinitions ?? []) defaults.set(v.variable.name.value, v.defaultValue);
-
-  const sizeOf = (value: ValueNode): number | undefined => {
-    if (value.kind === Kind.INT) {
-      const n = Number.parseInt(value.value, 10);
-      return isSize(n) ? n : ASSUMED_VARIABLE_SIZE;
-    }
-    if (value.kind === Kind.VARIABLE) {
-      const name = value.name.value;
-      if (variables && Object.hasOwn(variables, name)) {
-        const v = variables[name];
-        return isSize(v) ? v : ASSUMED_VARIABLE_SIZE;
-      }
-      const d = defaults.get(name);
-      if (d?.kind === Kind.INT) {
-        const n = Number.parseInt(d.value, 10);
-        if (isSize(n)) return n;
-      }
-      return ASSUMED_VARIABLE_SIZE;
-    }
-    return undefined; // null, strings, …: not a size; the field falls back to the list default
-  };
-
-  // Each selection set is costed against the type it selects on. Fragment costs are memoised by name,
-  // which is sound because a named fragment always selects on its own type condition.
-  const fragMemo = new Map<string, number>();
-  const walking = new Set<string>();
-  // `paged`: the selection set belongs to a field that took a page size (first/limit/k); its connection
-  // list (`nodes`/`edges`) is that page and is not multiplied again.
-  const costOf = (set: SelectionSetNode, parent: GraphQLNamedType | undefined, paged = false): number => {
-    let total = 0;
-    for (const sel of set.selections) {
-      switch (sel.kind) {
-        case Kind.FIELD: {
-          const def = fieldDef(schema, parent, sel.name.value);
-          let m: number | undefined;
-          for (const arg of sel.arguments ?? []) {
-            if (!SIZE_ARGS.has(arg.name.value)) continue;
-            const s = sizeOf(arg.value);
-            if (s !== undefined) m = Math.max(m ?? 0, s);
-          }
-          const sized = m !== undefined;
-          if (m === undefined && paged && CONNECTION_LISTS.has(sel.name.value)) m = 1;
-          m ??= def && isListType(getNullableType(def.type)) ? DEFAULT_LIST_SIZE : 1;
-          const inner = sel.selectionSet
-            ? costOf(sel.selectionSet, def ? getNamedType(def.type) : undefined, sized)
-            : 0;
-          total += 1 + m * inner;
-          break;
-        }
-        case Kind.INLINE_FRAGMENT:
-          total += costOf(
-            sel.selectionSet,
-            sel.typeCondition ? schema.getType(sel.typeCondition.name.value) : parent,
-            paged,
-          );
-          break;
-        case Kind.FRAGMENT_SPREAD: {
-          const name = sel.name.value;
-          const memoKey = `${name}${paged ? '#paged' : ''}`;
-          let v = fragMemo.get(memoKey);
-          if (v === undefined) {
-            const frag = fragments.get(name);
-            if (!frag || walking.has(name)) break; // unknown fragment or cycle: counts as empty
-            walking.add(name);
-            v = costOf(frag.selectionSet, schema.getType(frag.typeCondition.name.value), paged);
-            walking.delete(name);
-            fragMemo.set(memoKey, v);
-          }
-          total += v;
-          break;
-        }
-      }
-    }
-    return total;
-  };
-
-  return costOf(op.selectionSet, rootType(schema, op));
 }
 
 const opLabel = (op: OperationDefinitionNode): string =>

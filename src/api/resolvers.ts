@@ -58,7 +58,13 @@ const revision = (v: RevisionView) => ({
   statement: { subject: v.subject, predicate: v.predicate, object: v.object, text: v.text },
 });
 
+/** projectionLag ticks no faster than this, whatever `intervalMs` asks for. */
+export const MIN_LAG_INTERVAL_MS = 1000;
+
 export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> {
+  // Every projectionLag subscriber of this process shares one status read per interval: Kafka and Neo4j
+  // see at most one poll a second however many sockets subscribe.
+  const lagStatus = shared(s.projection, MIN_LAG_INTERVAL_MS);
   const withPrincipal = (p: Principal) => (r: RecordView | undefined) => (r ? { ...r, principal: p } : null);
   return {
     DateTime,
@@ -209,10 +215,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       projectionLag: {
         subscribe: (_: unknown, a: Args, ctx: ApiContext) => {
           requireRead(ctx.principal);
-          const interval = Math.max(100, Number(a['intervalMs'] ?? 1000));
+          const interval = Math.max(MIN_LAG_INTERVAL_MS, Number(a['intervalMs'] ?? 1000) || 0);
           const admin = hasScope(ctx.principal, 'admin');
           return ticker(interval, async () => ({
-            projectionLag: projectionViewFor(await s.projection(), admin),
+            projectionLag: projectionViewFor(await lagStatus(), admin),
           }));
         },
       },
@@ -343,6 +349,21 @@ function ticker<T>(ms: number, next: () => Promise<T>): AsyncIterableIterator<T>
     },
   };
   return it;
+}
+
+/** `read` coalesced: callers within `maxAgeMs` of the last read (or during one) share its result. */
+function shared<T>(read: () => Promise<T>, maxAgeMs: number): () => Promise<T> {
+  let last: { at: number; value: Promise<T> } | undefined;
+  return () => {
+    if (last && Date.now() - last.at < maxAgeMs) return last.value;
+    const value = read();
+    last = { at: Date.now(), value };
+    // A failed read is not shared beyond the callers already waiting on it.
+    value.catch(() => {
+      if (last?.value === value) last = undefined;
+    });
+    return value;
+  };
 }
 
 /** A grant's receipt names the grant where a record receipt names the record. */

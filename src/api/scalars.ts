@@ -1,4 +1,5 @@
 import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
+import { nestedDeeperThan } from '../domain/model.ts';
 import { gqlError } from './errors.ts';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -26,7 +27,21 @@ export const DateTime = new GraphQLScalarType<string, string>({
   },
 });
 
-function literalToJson(ast: ValueNode, variables: Record<string, unknown> | null | undefined): unknown {
+/** Deepest JSON value (`ext`) accepted: `{}` is 1 level, `{"a":{}}` 2. Deeper is BAD_USER_INPUT. */
+export const MAX_JSON_DEPTH = 32;
+
+const tooDeep = () => gqlError('BAD_USER_INPUT', `JSON value nested deeper than ${MAX_JSON_DEPTH} levels`);
+
+function checkedJson(v: unknown): unknown {
+  if (nestedDeeperThan(v, MAX_JSON_DEPTH)) throw tooDeep();
+  return v;
+}
+
+function literalToJson(
+  ast: ValueNode,
+  variables: Record<string, unknown> | null | undefined,
+  depth = 0,
+): unknown {
   switch (ast.kind) {
     case Kind.STRING:
     case Kind.BOOLEAN:
@@ -37,9 +52,13 @@ function literalToJson(ast: ValueNode, variables: Record<string, unknown> | null
     case Kind.NULL:
       return null;
     case Kind.LIST:
-      return ast.values.map((v) => literalToJson(v, variables));
+      if (depth >= MAX_JSON_DEPTH) throw tooDeep();
+      return ast.values.map((v) => literalToJson(v, variables, depth + 1));
     case Kind.OBJECT:
-      return Object.fromEntries(ast.fields.map((f) => [f.name.value, literalToJson(f.value, variables)]));
+      if (depth >= MAX_JSON_DEPTH) throw tooDeep();
+      return Object.fromEntries(
+        ast.fields.map((f) => [f.name.value, literalToJson(f.value, variables, depth + 1)]),
+      );
     case Kind.VARIABLE:
       return variables?.[ast.name.value];
     case Kind.ENUM:
@@ -47,9 +66,10 @@ function literalToJson(ast: ValueNode, variables: Record<string, unknown> | null
   }
 }
 
+/** Arbitrary JSON, depth-limited on the way in so that nothing downstream recurses into a hostile value. */
 export const JSONScalar = new GraphQLScalarType<unknown, unknown>({
   name: 'JSON',
   serialize: (v) => v,
-  parseValue: (v) => v,
-  parseLiteral: (ast, variables) => literalToJson(ast, variables),
+  parseValue: checkedJson,
+  parseLiteral: (ast, variables) => checkedJson(literalToJson(ast, variables)),
 });

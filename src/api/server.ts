@@ -3,15 +3,14 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ApolloServer, HeaderMap } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import { GraphQLError, specifiedRules, validate, type GraphQLSchema } from 'graphql';
-import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
+import type { GraphQLSchema } from 'graphql';
 import type { Logger } from '../ports/logger.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
 import { authenticate, type ApiContext } from './context.ts';
 import { formatError } from './errors.ts';
-import { apolloLimitsPlugin, checkCost, limitRules, parseWithLimits, type QueryLimits } from './limits.ts';
+import { apolloLimitsPlugin, limitRules, type QueryLimits } from './limits.ts';
 import { buildResolvers, type ApiServices } from './resolvers.ts';
+import { attachGraphqlWs } from './ws.ts';
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
 
@@ -19,8 +18,10 @@ export interface ApiOptions {
   readonly host: string;
   readonly port: number;
   readonly introspection: boolean;
-  readonly limits: QueryLimits & { readonly maxBodyBytes: number };
+  readonly limits: QueryLimits & { readonly maxBodyBytes: number; readonly maxWsSubscriptions: number };
   readonly verifier: TokenVerifier;
+  /** The verifier's clock skew: a WebSocket closes when HTTP would start refusing its token. */
+  readonly clockSkewS: number;
   readonly services: ApiServices;
   readonly logger: Logger;
   /** The Heimdall handoff contract at /handoff: its own schema and credential rules (HTTP only). */
@@ -117,7 +118,13 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
     const result = await endpoint.apollo.executeHTTPGraphQLRequest({
       httpGraphQLRequest: { method: req.method, headers, search: url.search, body: parsed },
-      context: async () => ({ principal: await authenticate(endpoint.verifier, req.headers.authorization) }),
+      context: async () => ({
+        principal: await authenticate(endpoint.verifier, req.headers.authorization, {
+          log,
+          transport: url.pathname === '/graphql' ? 'http' : `http${url.pathname}`,
+          remote: req.socket.remoteAddress,
+        }),
+      }),
     });
     for (const [k, v] of result.headers) res.setHeader(k, v);
     res.statusCode = result.status ?? 200;
@@ -129,69 +136,15 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
     }
   }
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: o.limits.maxBodyBytes });
-  http.on('upgrade', (req, socket, head) => {
-    if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/graphql') {
-      socket.destroy();
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  const ws = attachGraphqlWs(http, {
+    path: '/graphql',
+    schema,
+    limits: o.limits,
+    rules,
+    verifier: o.verifier,
+    clockSkewS: o.clockSkewS,
+    log,
   });
-  type Extra = { principal?: ApiContext['principal'] };
-  const wsServer = useServer<Record<string, unknown>, Extra>(
-    {
-      schema,
-      // The same token rules as HTTP: from the connection_init payload or the upgrade request's header.
-      onConnect: async (ctx) => {
-        const fromParams = ctx.connectionParams?.['authorization'] ?? ctx.connectionParams?.['Authorization'];
-        const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
-        try {
-          (ctx.extra as Extra).principal = await authenticate(o.verifier, header);
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      // Same limits as HTTP: tokens, depth, aliases, cost (with variables).
-      onSubscribe: (ctx, _id, payload) => {
-        let document;
-        try {
-          document = parseWithLimits(payload.query, o.limits);
-        } catch (e) {
-          return [
-            e instanceof GraphQLError
-              ? e
-              : new GraphQLError('invalid query', { extensions: { code: 'BAD_USER_INPUT' } }),
-          ];
-        }
-        const errors = validate(schema, document, [...specifiedRules, ...rules]);
-        if (errors.length)
-          return errors.map(
-            (e) =>
-              new GraphQLError(e.message, {
-                nodes: e.nodes,
-                extensions: { code: 'BAD_USER_INPUT', ...e.extensions },
-              }),
-          );
-        const cost = checkCost(
-          schema,
-          document,
-          payload.variables ?? undefined,
-          payload.operationName ?? undefined,
-          o.limits.maxCost,
-        );
-        if (cost) return [cost];
-        return {
-          schema,
-          document,
-          variableValues: payload.variables,
-          operationName: payload.operationName,
-          contextValue: { principal: (ctx.extra as Extra).principal! } satisfies ApiContext,
-        };
-      },
-    },
-    wss,
-  );
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -205,8 +158,7 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
     url,
     port,
     stop: async () => {
-      await wsServer.dispose();
-      await new Promise<void>((r) => wss.close(() => r()));
+      await ws.dispose();
       await closeServer(http);
       await apollo.stop();
       await handoff?.apollo.stop();

@@ -27,7 +27,8 @@ Commands:
   serve                     run the API and the projector (MUNINN_ROLE=all|api|projector)
   projector                 run the projector alone (can be scaled and killed on its own)
   token --tenant T --sub S --scopes read,write [--ttl 1h] [--audience A] [--act-sub X]
-                            print a development token signed by the local dev key
+                            print a development token signed by the local dev key (--ttl at most
+                            MUNINN_MAX_TOKEN_TTL_S, default 24h)
   rebuild                   replay the ledger into an emptied graph; print the state hash
   state-hash                print the live canonical state hash
   migrate                   apply Cypher migrations and create the ledger topics
@@ -111,6 +112,14 @@ async function token(args: string[]): Promise<number> {
   }
   // Tokens only need the auth settings; the servers need not be configured.
   const c = load({ NEO4J_URI: 'bolt://unused', KAFKA_BROKERS: 'unused:0', ...process.env });
+  const ttlSeconds = parseTtl(values.ttl);
+  // The API refuses longer-lived tokens (MUNINN_MAX_TOKEN_TTL_S): do not print one it would refuse.
+  if (ttlSeconds > c.auth.maxTokenTtlS) {
+    process.stderr.write(
+      `--ttl ${values.ttl} exceeds the maximum token lifetime of ${c.auth.maxTokenTtlS} s (MUNINN_MAX_TOKEN_TTL_S)\n`,
+    );
+    return 2;
+  }
   const jwt = await signDevToken({
     stateDir: c.stateDir,
     issuer: c.auth.issuer,
@@ -121,7 +130,7 @@ async function token(args: string[]): Promise<number> {
       .split(',')
       .map((s) => s.trim())
       .filter(Boolean),
-    ttlSeconds: parseTtl(values.ttl),
+    ttlSeconds,
     tenantClaim: c.auth.tenantClaim,
     ...(values['act-sub'] ? { act: { sub: values['act-sub'] } } : {}),
   });

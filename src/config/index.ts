@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { NamespacePath, Sensitivities, type Sensitivity } from '../domain/model.ts';
+import { NamespacePath, Sensitivities, TenantId, type Sensitivity } from '../domain/model.ts';
 import { DEFAULT_APPROVER_RULES, parseApproverRules, type ApproverRules } from '../domain/review.ts';
 
 /**
@@ -48,6 +48,8 @@ export const ConfigSchema = z
     MUNINN_AUTH_ALGORITHMS: csv.default(['ES256', 'RS256', 'EdDSA']),
     MUNINN_AUTH_CLOCK_SKEW_S: int(0, 300).default(30),
     MUNINN_AUTH_TENANT_CLAIM: z.string().default('tenant'),
+    // Longest lifetime (exp − iat) of an API token: a leaked token is useful for at most this long.
+    MUNINN_MAX_TOKEN_TTL_S: int(60, 30 * 86_400).default(86_400),
 
     MUNINN_INTROSPECTION: bool.optional(),
     MUNINN_MAX_DEPTH: int(1, 100).default(10),
@@ -55,6 +57,7 @@ export const ConfigSchema = z
     MUNINN_MAX_TOKENS: int(100, 1_000_000).default(5000),
     MUNINN_MAX_COST: int(1, 10_000_000).default(50_000),
     MUNINN_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(512 * 1024),
+    MUNINN_WS_MAX_SUBSCRIPTIONS: int(1, 1000).default(10),
     MUNINN_MAX_TEXT_CHARS: int(16, 1_000_000).default(20_000),
     MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),
 
@@ -87,7 +90,7 @@ export const ConfigSchema = z
     MUNINN_EXPORT_QUIET_MS: int(0, 86_400_000).default(120_000),
     MUNINN_EXPORT_SELECTED: z.string().default(''),
     MUNINN_EXPORT_STATE_FILE: z.string().min(1).optional(),
-    MUNINN_CURATOR_TENANT: z.string().min(1).optional(),
+    MUNINN_CURATOR_TENANT: TenantId.optional(),
     MUNINN_CURATOR_NAMESPACE: NamespacePath.default('handoff'),
     MUNINN_DEFAULT_CLEARANCE: z.enum(['NONE', ...Sensitivities]).default('CONFIDENTIAL'),
     MUNINN_REVIEW_APPROVERS: z.string().default(DEFAULT_APPROVER_RULES),
@@ -151,6 +154,8 @@ export interface Config {
       readonly maxCost: number;
       readonly maxBodyBytes: number;
       readonly maxTextChars: number;
+      /** Operations one WebSocket may have running at once (subscriptions and queries alike). */
+      readonly maxWsSubscriptions: number;
     };
     readonly awaitTimeoutMs: number;
   };
@@ -225,6 +230,8 @@ export interface Config {
     readonly algorithms: readonly string[];
     readonly clockSkewS: number;
     readonly tenantClaim: string;
+    /** Tokens living longer than this (exp − iat, or exp − now without iat) are refused. */
+    readonly maxTokenTtlS: number;
   };
 }
 
@@ -264,6 +271,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         maxCost: c.MUNINN_MAX_COST,
         maxBodyBytes: c.MUNINN_MAX_BODY_BYTES,
         maxTextChars: c.MUNINN_MAX_TEXT_CHARS,
+        maxWsSubscriptions: c.MUNINN_WS_MAX_SUBSCRIPTIONS,
       },
       awaitTimeoutMs: c.MUNINN_AWAIT_TIMEOUT_MS,
     },
@@ -340,6 +348,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       algorithms: c.MUNINN_AUTH_ALGORITHMS,
       clockSkewS: c.MUNINN_AUTH_CLOCK_SKEW_S,
       tenantClaim: c.MUNINN_AUTH_TENANT_CLAIM,
+      maxTokenTtlS: c.MUNINN_MAX_TOKEN_TTL_S,
     },
   };
   return deepFreeze(config);

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { RecordClasses, Sensitivities, type RecordClass, type Sensitivity } from './model.ts';
+import { foldCase, RecordClasses, Sensitivities, type RecordClass, type Sensitivity } from './model.ts';
 
 /**
  * The admission policy is data: which proposals become ACTIVE at once and which wait for a reviewer,
  * write budgets and quality gates. Loaded from MUNINN_POLICY_FILE (JSON) or this default.
  */
-const Glob = z.string().min(1).max(512);
+// Folded like NamespacePath, so a rule written `ACME/**` still matches the namespaces it meant.
+const Glob = z.string().min(1).max(512).transform(foldCase);
 
 export const AdmissionRule = z.object({
   /** Namespace globs: `acme/**` (the subtree), `acme/*` (direct children), `acme` (exactly). */

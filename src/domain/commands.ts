@@ -2,7 +2,15 @@ import { z } from 'zod';
 import { badInput } from './errors.ts';
 import { canonicalJson, MUNINN_NS, sha256Hex, uuidV5 } from './canonical.ts';
 import type { EmbeddingCache, Envelope, LedgerEvent, RelationDecision } from './events.ts';
-import { Instant, NamespacePath, RecordClasses, Sensitivities, SourceSpan, Statement } from './model.ts';
+import {
+  Instant,
+  NamespacePath,
+  nestedDeeperThan,
+  RecordClasses,
+  Sensitivities,
+  SourceSpan,
+  Statement,
+} from './model.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -82,12 +90,18 @@ export const RetractCommand = z.object({
 });
 export type RetractCommand = z.infer<typeof RetractCommand>;
 
+/** Deepest command input accepted; JSON extensions are limited further where they enter (the API scalar). */
+export const MAX_INPUT_DEPTH = 64;
+
 /** Validates `input` against `schema`; every problem becomes one BAD_USER_INPUT listing all of them. */
 export function parseCommand<S extends z.ZodType>(
   schema: S,
   input: unknown,
   maxTextChars?: number,
 ): z.infer<S> {
+  // Before anything recurses into it (the text scan below, zod, canonical JSON).
+  if (nestedDeeperThan(input, MAX_INPUT_DEPTH))
+    throw badInput(`input is nested deeper than ${MAX_INPUT_DEPTH} levels`);
   if (maxTextChars !== undefined) {
     const long = findLongString(input, maxTextChars);
     if (long) throw badInput(`${long} is longer than ${maxTextChars} characters`, { field: long });

@@ -62,8 +62,19 @@ export const Outcomes = [
 ] as const;
 export type Outcome = (typeof Outcomes)[number];
 
+/**
+ * Tenants and namespaces are case-insensitive: both schemas accept any case and fold to lower case, so
+ * `ACME/ENG` and `acme/eng` name one namespace. Every way in parses through them (the token verifier for
+ * tenants; commands, recall, read filters, config and the ledger envelope for namespaces), so nothing
+ * downstream ever compares two spellings. Replaying an event written before folding folds it too.
+ */
+export const foldCase = (s: string): string => s.toLowerCase();
+
 /** Tenants are short slugs; they are part of every key in the graph and the ledger's partition key. */
-export const TenantId = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/i, 'tenant must be a short slug');
+export const TenantId = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9._-]{0,62}$/i, 'tenant must be a short slug')
+  .transform(foldCase);
 
 /** A namespace is a path of 1–12 segments: "acme/platform/payments-api/agent:reviewer". */
 export const NamespacePath = z
@@ -72,7 +83,8 @@ export const NamespacePath = z
   .regex(
     /^[a-z0-9][a-z0-9._:-]{0,62}(\/[a-z0-9][a-z0-9._:-]{0,62}){0,11}$/i,
     'namespace must be a path of slugs separated by "/"',
-  );
+  )
+  .transform(foldCase);
 
 /** All instants are UTC ISO-8601 with milliseconds, so that string order is time order. */
 export const Instant = z.iso
@@ -107,4 +119,19 @@ export function namespaceChain(ns: string): string[] {
   const out: string[] = [];
   for (let i = parts.length; i > 0; i--) out.push(parts.slice(0, i).join('/'));
   return out;
+}
+
+/**
+ * Whether a JSON-like value nests deeper than `max` levels (`{}` and `[]` are 1, `{"a":{}}` 2). Iterative,
+ * so that a hostile value is measured without the recursion it would break.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth + 1 > max) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }

@@ -1,3 +1,5 @@
+import { foldCase } from './model.ts';
+
 /** Who is asking. Keyed on (iss, sub) — never an e-mail or another re-issuable id. */
 export const Scopes = ['read', 'write', 'review', 'admin', 'handoff'] as const;
 export type Scope = (typeof Scopes)[number];
@@ -32,7 +34,7 @@ export function servicePrincipal(sub: string, tenant: string): Principal {
   return Object.freeze({
     iss: 'muninn',
     sub,
-    tenant,
+    tenant: foldCase(tenant), // the same folding as a token's tenant (TenantId)
     scopes: new Set<Scope>(['read', 'write']),
     actors: [],
     tokenId: undefined,

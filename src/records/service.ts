@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import { EntityRef, parseCommand } from '../domain/commands.ts';
 import { forbidden } from '../domain/errors.ts';
+import { NamespacePath } from '../domain/model.ts';
 import type { EntityState, GrantState } from '../domain/fold.ts';
 import type { Policy } from '../domain/policy.ts';
 import { hasScope, type Principal } from '../domain/principal.ts';
@@ -12,6 +14,10 @@ import type {
   RecordView,
   RevisionView,
 } from '../ports/graph.ts';
+
+const NamespaceFilter = z.object({ namespace: NamespacePath });
+/** A read's namespace is checked and case-folded like a command's (NamespacePath): BAD_USER_INPUT if invalid. */
+const readNamespace = (namespace: string): string => parseCommand(NamespaceFilter, { namespace }).namespace;
 
 /** The read side of records: every read takes the caller's ReadScope into its query. */
 export class RecordsService {
@@ -31,11 +37,13 @@ export class RecordsService {
     first: number,
     after: string | null,
   ): Promise<Page<RecordView>> {
-    return this.store.records(await this.policy.readScope(principal, undefined), q, asOf, first, after);
+    const query = { ...q, namespace: readNamespace(q.namespace) };
+    return this.store.records(await this.policy.readScope(principal, undefined), query, asOf, first, after);
   }
 
   async recordCount(principal: Principal, q: RecordQuery, asOf: AsOf): Promise<number> {
-    return this.store.recordCount(await this.policy.readScope(principal, undefined), q, asOf);
+    const query = { ...q, namespace: readNamespace(q.namespace) };
+    return this.store.recordCount(await this.policy.readScope(principal, undefined), query, asOf);
   }
 
   async history(principal: Principal, id: string): Promise<RevisionView[]> {
@@ -71,7 +79,8 @@ export class RecordsService {
     first: number,
     after: string | null,
   ): Promise<Page<Proposal>> {
-    await this.policy.checkReview(principal, namespace);
-    return this.store.reviewQueue(await this.policy.readScope(principal, 'review'), namespace, first, after);
+    const ns = readNamespace(namespace);
+    await this.policy.checkReview(principal, ns);
+    return this.store.reviewQueue(await this.policy.readScope(principal, 'review'), ns, first, after);
   }
 }

@@ -3,6 +3,7 @@ import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
 import { badInput } from '../../domain/errors.ts';
+import { TenantId } from '../../domain/model.ts';
 
 /**
  * Development-only signing key: one ES256 pair under `${stateDir}/dev-keys/`, created on first use and
@@ -13,7 +14,6 @@ const ALG = 'ES256';
 const DIR = 'dev-keys';
 const PRIVATE_FILE = 'private.jwk.json';
 const JWKS_FILE = 'jwks.json';
-const TENANT_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
 
 export interface DevKeys {
   readonly privateJwk: JWK;
@@ -85,7 +85,8 @@ export async function signDevToken(opts: SignDevTokenOptions): Promise<string> {
   if (!Number.isSafeInteger(opts.ttlSeconds) || opts.ttlSeconds <= 0) {
     throw badInput('ttlSeconds must be a positive integer');
   }
-  if (!TENANT_RE.test(opts.tenant)) throw badInput('invalid tenant id');
+  // The claim keeps the caller's spelling; the verifier folds it (TenantId).
+  if (!TenantId.safeParse(opts.tenant).success) throw badInput('invalid tenant id');
   if (!opts.sub) throw badInput('sub is required');
   const tenantClaim = opts.tenantClaim ?? 'tenant';
   const { privateJwk, kid } = await ensureDevKeys(opts.stateDir);

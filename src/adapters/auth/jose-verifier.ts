@@ -12,6 +12,7 @@ import {
   type CryptoKey,
 } from 'jose';
 import { forbidden, isMuninnError, unauthenticated, type MuninnError } from '../../domain/errors.ts';
+import { TenantId } from '../../domain/model.ts';
 import { hasScope, Scopes, type Actor, type Principal, type Scope } from '../../domain/principal.ts';
 import type { TokenVerifier } from '../../ports/token-verifier.ts';
 
@@ -29,9 +30,12 @@ export interface JoseVerifierOptions {
   readonly tenantClaim: string;
   /** When set, a valid token without this scope is FORBIDDEN (not UNAUTHENTICATED). */
   readonly requireScope?: Scope;
+  /**
+   * Longest lifetime accepted, in seconds: exp − iat when the token states iat, and exp − now (within the
+   * clock skew) in any case, so a token cannot claim a recent iat and a far exp. Unset = no maximum.
+   */
+  readonly maxTokenTtlS?: number;
 }
-
-export const TENANT_RE = /^[a-z0-9][a-z0-9._-]{0,62}$/i;
 
 /** Longest compact JWS we even try to parse; anything bigger is garbage or an attack. */
 const MAX_TOKEN_CHARS = 16 * 1024;
@@ -225,10 +229,13 @@ function toPrincipal(payload: JWTPayload, opts: JoseVerifierOptions): Principal 
   const sub = payload.sub;
   if (!isNonEmptyString(sub)) throw unauthenticated('invalid claim: sub');
 
-  const tenant = payload[opts.tenantClaim];
-  if (typeof tenant !== 'string' || !TENANT_RE.test(tenant)) throw unauthenticated('invalid tenant claim');
+  // Tenants are case-folded (TenantId): `ACME` and `acme` are one tenant.
+  const tenant = TenantId.safeParse(payload[opts.tenantClaim]);
+  if (!tenant.success) throw unauthenticated('invalid tenant claim');
 
   if (typeof payload.exp !== 'number') throw unauthenticated('missing claim: exp');
+  if (opts.maxTokenTtlS !== undefined)
+    checkLifetime(payload.exp, payload.iat, opts.maxTokenTtlS, opts.clockSkewS);
 
   const jti = payload.jti;
   if (jti !== undefined && !isNonEmptyString(jti)) throw unauthenticated('invalid claim: jti');
@@ -236,13 +243,20 @@ function toPrincipal(payload: JWTPayload, opts: JoseVerifierOptions): Principal 
   const principal: Principal = {
     iss,
     sub,
-    tenant,
+    tenant: tenant.data,
     scopes: parseScopes(payload),
     actors: Object.freeze(parseActors(payload.act)),
     tokenId: jti,
     expiresAt: payload.exp,
   };
   return Object.freeze(principal);
+}
+
+/** Refuses a token that lives longer than `maxS` (see JoseVerifierOptions.maxTokenTtlS). */
+function checkLifetime(exp: number, iat: number | undefined, maxS: number, skewS: number): void {
+  const remaining = exp - Math.floor(Date.now() / 1000);
+  if ((iat !== undefined && exp - iat > maxS) || remaining > maxS + skewS)
+    throw unauthenticated(`token lifetime exceeds ${maxS} s`);
 }
 
 function isNonEmptyString(v: unknown): v is string {
