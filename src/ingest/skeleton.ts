@@ -4,7 +4,9 @@
  * seen as what a reader (or the recall envelope, which also applies NFKC and drops invisibles) will see.
  *
  * Per code point, in order:
- *  - ASCII printable, tab, LF and CR are kept as they are (the fast path: pure-ASCII text is its own skeleton);
+ *  - ASCII printable, tab, LF and CR are kept as they are (the fast path: pure-ASCII text without a backslash
+ *    is its own skeleton); JSON escapes inside a string read as what they stand for (`\"` `\n` `\r` `\t`),
+ *    so JSON quoted in a log line, an error message or a pasted payload is screened as the JSON it is;
  *  - other line breaks (VT, FF, NEL, LS, PS) become "\n"; other control characters are dropped;
  *  - invisible characters are dropped: format characters (zero-width space/joiners, word joiner, BOM, soft
  *    hyphen, bidi embeddings/overrides/isolates/marks, Unicode tag characters), variation selectors, the
@@ -30,7 +32,7 @@ export interface Skeleton {
   readonly to?: readonly number[];
 }
 
-/** Text the fast path returns unchanged: printable ASCII, tab, LF, CR. */
+/** Text the fast path returns unchanged: printable ASCII, tab, LF, CR (and no backslash, see ESCAPES). */
 const PLAIN = /^[\t\n\r\x20-\x7e]*$/;
 const LINE_BREAKS = /^[\v\f\u0085\u2028\u2029]$/;
 /** Same invisible set as the recall envelope (src/recall/envelope.ts), plus every control character. */
@@ -85,33 +87,45 @@ function foldCodePoint(ch: string): string {
   return out;
 }
 
+/**
+ * Escapes read as what they stand for: a run of backslashes before `"`, `n`, `r` or `t` as that character
+ * (a quote, LF, CR, tab), so JSON encoded once or several times unwraps; before anything else the run is
+ * dropped (a credential with a backslash in it is then found whole, backslash included).
+ */
+const ESCAPES: Readonly<Record<string, string>> = { '"': '"', n: '\n', r: '\r', t: '\t' };
+
 export function skeleton(original: string): Skeleton {
-  if (PLAIN.test(original)) return { text: original };
+  if (PLAIN.test(original) && !original.includes('\\')) return { text: original };
   const parts: string[] = [];
   const from: number[] = [];
   const to: number[] = [];
+  const emit = (out: string, start: number, end: number): void => {
+    parts.push(out);
+    for (let k = 0; k < out.length; k++) {
+      from.push(start);
+      to.push(end);
+    }
+  };
   for (let i = 0; i < original.length;) {
     const code = original.charCodeAt(i);
     if (code < 0x80) {
+      // JSON escaped inside a string (logs, error messages, pasted payloads) reads as the JSON it is.
+      if (code === 0x5c) {
+        let j = i;
+        while (original.charCodeAt(j) === 0x5c) j++;
+        const escaped = ESCAPES[original.charAt(j)];
+        if (escaped !== undefined) emit(escaped, i, j + 1);
+        i = escaped === undefined ? j : j + 1;
+        continue;
+      }
       // ASCII: kept, except control characters other than tab, LF and CR.
       const keep = code >= 0x20 ? code !== 0x7f : code === 9 || code === 10 || code === 13;
-      const out = keep ? original.charAt(i) : code === 0x0b || code === 0x0c ? '\n' : '';
-      if (out) {
-        parts.push(out);
-        from.push(i);
-        to.push(i + 1);
-      }
+      emit(keep ? original.charAt(i) : code === 0x0b || code === 0x0c ? '\n' : '', i, i + 1);
       i++;
       continue;
     }
-    const cp = original.codePointAt(i)!;
-    const width = cp > 0xffff ? 2 : 1;
-    const folded = foldCodePoint(original.slice(i, i + width));
-    for (let k = 0; k < folded.length; k++) {
-      from.push(i);
-      to.push(i + width);
-    }
-    parts.push(folded);
+    const width = original.codePointAt(i)! > 0xffff ? 2 : 1;
+    emit(foldCodePoint(original.slice(i, i + width)), i, i + width);
     i += width;
   }
   return { text: parts.join(''), from, to };

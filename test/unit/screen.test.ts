@@ -701,6 +701,19 @@ describe('screen: obfuscated text is normalised before detection', () => {
     expect(result).toMatchObject({ text: input, secrets: [], pii: [], injection: [], labelFloor: 'PUBLIC' });
   });
 
+  it('Given JSON quoted inside a string (once or twice), when screened, then its secrets are found', () => {
+    const inner = `{"private_key_id": "${GCP_KEY_ID}", "url": "postgres://app:s3cr3t-pw@db:5432/x"}\nnext`;
+    const once = JSON.stringify(inner);
+    const twice = JSON.stringify(once);
+
+    for (const text of [once, twice]) {
+      const result = screen(`got invalid value ${text} at "input"`);
+      expectNoLeak(result, GCP_KEY_ID);
+      expectNoLeak(result, 's3cr3t-pw');
+      expect(result.secrets.map((s) => s.kind)).toEqual(['gcp_service_account', 'connection_string']);
+    }
+  });
+
   it('Given PII after wide characters, when screened, then its offsets are in the original text', () => {
     const input = 'Ｍａｉｌ\u200B to 𝐚𝐥𝐢𝐜𝐞 alice@example.com';
     const [finding] = screen(input).pii;
