@@ -11,7 +11,7 @@ import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { fileOutboxReader, HandoffService } from './handoff/contract.ts';
 import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
-import { ensureDevKeys } from './adapters/auth/dev-keys.ts';
+import { ensureDevFingerprintKey, ensureDevKeys } from './adapters/auth/dev-keys.ts';
 import { startApi, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
@@ -126,6 +126,8 @@ export async function buildServices(
   const embedder = await createEmbedder(config);
   const policy = referencePolicy(store, config.access);
   const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
+  // Production refuses to start without MUNINN_FINGERPRINT_KEY (config); elsewhere a persisted dev key.
+  const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
   const records = new RecordsService(store, policy);
   const writes = new WriteService({
     ledger,
@@ -140,6 +142,7 @@ export async function buildServices(
     embedder,
     handleKey,
     approvers: config.review.approvers,
+    fingerprintKey,
     extractor: createExtractor(config, logger),
     clock: systemClock,
     ids: { uuid: randomUUID },

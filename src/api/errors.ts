@@ -2,6 +2,7 @@ import type { GraphQLFormattedError } from 'graphql';
 import { GraphQLError } from 'graphql';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { ErrorCodes, isMuninnError, type ErrorCode } from '../domain/errors.ts';
+import { redactSecrets } from '../ingest/screen.ts';
 import type { Logger } from '../ports/logger.ts';
 
 /** Codes that graphql-js/Apollo produce for a malformed request: all are the caller's fault. */
@@ -21,12 +22,12 @@ const REQUEST_ERRORS = new Set([
  * logged with an id the caller can quote.
  */
 export function formatError(logger: Logger) {
-  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
+  const shape = (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const original = unwrapResolverError(error);
     const base = { message: formatted.message, locations: formatted.locations, path: formatted.path };
     if (isMuninnError(original)) {
       if (original.code === 'INTERNAL' || original.code === 'UNAVAILABLE') {
-        logger.error({ code: original.code, err: describe(original) }, original.message);
+        logger.error({ code: original.code, err: describe(original) }, redactSecrets(original.message));
       }
       return {
         ...base,
@@ -59,6 +60,8 @@ export function formatError(logger: Logger) {
       extensions: { code: 'INTERNAL', retryable: false, errorId },
     };
   };
+  return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError =>
+    withoutSecrets(shape(formatted, error));
 }
 
 /**
@@ -82,9 +85,32 @@ export function formatGraphQLError(logger: Logger) {
   };
 }
 
+/**
+ * The last guard: no error message or detail carries a credential back. Commands refuse secrets in
+ * identifiers without naming them, but graphql-js echoes an invalid variable's value ("got invalid value
+ * …") and a zod path can hold a JSON key; both are redacted here like everything else.
+ */
+function withoutSecrets(e: GraphQLFormattedError): GraphQLFormattedError {
+  const clean = (v: unknown): unknown =>
+    typeof v === 'string'
+      ? redactSecrets(v)
+      : Array.isArray(v)
+        ? v.map(clean)
+        : v && typeof v === 'object'
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [redactSecrets(k), clean(x)]))
+          : v;
+  return {
+    ...e,
+    message: redactSecrets(e.message),
+    ...(e.extensions ? { extensions: clean(e.extensions) as Record<string, unknown> } : {}),
+  };
+}
+
+/** What the log says about an error: its chain of messages, any credential in them redacted. */
 function describe(e: unknown): string {
-  if (e instanceof Error) return `${e.name}: ${e.message}${e.cause ? ` (cause: ${describe(e.cause)})` : ''}`;
-  return String(e);
+  if (e instanceof Error)
+    return redactSecrets(`${e.name}: ${e.message}${e.cause ? ` (cause: ${describe(e.cause)})` : ''}`);
+  return redactSecrets(String(e));
 }
 
 export const gqlError = (code: ErrorCode, message: string, status?: number): GraphQLError =>

@@ -73,6 +73,7 @@ export const ConfigSchema = z
     MUNINN_EXTRACTOR_API_KEY: z.string().min(1).optional(),
     MUNINN_POLICY_FILE: z.string().min(1).optional(),
     MUNINN_HANDLE_KEY: z.string().min(32).optional(),
+    MUNINN_FINGERPRINT_KEY: z.string().min(32).optional(),
     MUNINN_OUTBOX_DIR: z.string().min(1).optional(),
     MUNINN_HANDOFF_STREAM: z
       .string()
@@ -126,6 +127,13 @@ export const ConfigSchema = z
         code: 'custom',
         path: ['MUNINN_AUTH_JWKS_URL'],
         message: 'set MUNINN_AUTH_JWKS_URL or MUNINN_AUTH_JWKS_FILE, not both',
+      });
+    }
+    if (c.MUNINN_ENV === 'production' && c.MUNINN_ROLE !== 'projector' && !c.MUNINN_FINGERPRINT_KEY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MUNINN_FINGERPRINT_KEY'],
+        message: 'production needs MUNINN_FINGERPRINT_KEY (≥ 32 chars; the same on every API process)',
       });
     }
     if (c.MUNINN_ENV === 'production' && !c.MUNINN_AUTH_JWKS_URL && !c.MUNINN_AUTH_JWKS_FILE) {
@@ -220,6 +228,11 @@ export interface Config {
   };
   /** MAC key of recall handles; every API process of a deployment needs the same one. Random when unset. */
   readonly handleKey: string | undefined;
+  /**
+   * HMAC key of secret fingerprints (the `[secret:<kind>:<fp>]` refs); every API process of a deployment needs
+   * the same one. Required in production; elsewhere a dev key under the state dir when unset.
+   */
+  readonly fingerprintKey: string | undefined;
   readonly auth: {
     readonly issuer: string;
     readonly audience: string;
@@ -310,6 +323,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         : { kind: 'default' },
     policyFile: c.MUNINN_POLICY_FILE,
     handleKey: c.MUNINN_HANDLE_KEY,
+    fingerprintKey: c.MUNINN_FINGERPRINT_KEY,
     handoff: {
       outboxDir: c.MUNINN_OUTBOX_DIR ?? `${c.MUNINN_STATE_DIR}/outbox`,
       stream: c.MUNINN_HANDOFF_STREAM,

@@ -3,12 +3,15 @@
  *
  * A pure function: no I/O, no clock, no randomness (SHA-256 via node:crypto is deterministic).
  *
- *  1. Secrets are detected on the ORIGINAL text, overlapping detections are merged (the union span is
- *     redacted; the kind is the most specific detector that fired, ties broken by the longest span),
- *     and each merged span is replaced by a `SecretRef` placeholder `[secret:<kind>:<8 hex>]`.
+ *  0. Detectors never read the raw text but its skeleton (src/ingest/skeleton.ts): NFKD, invisible and
+ *     control characters dropped, combining marks dropped, Latin look-alikes folded. Every span they find is
+ *     mapped back to the original, so the stored text keeps its own characters.
+ *  1. Secrets are detected on the skeleton of the ORIGINAL text, overlapping detections are merged (the
+ *     union span is redacted; the kind is the most specific detector that fired, ties broken by the longest
+ *     span), and each merged span is replaced by a `SecretRef` placeholder `[secret:<kind>:<8 hex>]`.
  *     The raw secret never appears in any returned field.
- *  2. PII and instruction-shaped text are detected on the REDACTED text, so every offset in the result
- *     refers to `result.text`.
+ *  2. PII and instruction-shaped text are detected on the skeleton of the REDACTED text, so every offset in
+ *     the result refers to `result.text`.
  *
  * Decisions (documented so callers and reviewers can hold us to them):
  *  - Plain hex strings (git SHAs, SHA-256 digests, anything matching [0-9a-f-]+) and UUIDs are NOT
@@ -24,13 +27,16 @@
  *    Base64 payloads of `data:…;base64,` URIs are content, not secrets.
  *  - Spans are applied in one left-to-right pass that tracks offsets; this is equivalent to replacing
  *    right-to-left and yields offsets into the redacted text directly.
- *  - Fingerprints of low-entropy secrets (passwords) are dictionary-reversible when plain SHA-256 is used;
- *    pass `fingerprintKey` (HMAC) wherever fingerprints are persisted outside the tenant boundary.
+ *  - Fingerprints of low-entropy secrets (passwords) are dictionary-reversible when plain SHA-256 is used:
+ *    every caller that persists a ref passes `fingerprintKey` (HMAC; MUNINN_FINGERPRINT_KEY). A fingerprint
+ *    is taken over the secret's skeleton, so a fullwidth or zero-width-split copy of a secret gets the
+ *    same ref as the plain one.
  *  - Every regex here is either a single character class run, bounded, or has disjoint alternatives, so
  *    matching stays linear-ish on adversarial input (no nested ambiguous quantifiers), and overlap
  *    resolution is sort-and-sweep (no pairwise scans).
  */
 import { createHash, createHmac } from 'node:crypto';
+import { skeleton, toOriginal, type Skeleton } from './skeleton.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Public types
@@ -631,25 +637,45 @@ function detectSecretCandidates(text: string): SecretCandidate[] {
   return withoutOverlaps(found, placeholders);
 }
 
-/** Merge overlapping candidates into one span (the union) labelled with the most specific kind. */
-function mergeCandidates(cands: SecretCandidate[]): SecretCandidate[] {
-  const sorted = [...cands].sort((a, b) => a.start - b.start || b.end - a.end);
-  const merged: SecretCandidate[] = [];
-  let cur: { span: Span; best: SecretCandidate } | undefined;
+/** A merged secret in the original text, with the skeleton text its detectors read (what is fingerprinted). */
+interface FoundSecret extends SecretCandidate {
+  seen: string;
+}
+
+/**
+ * The secrets of `text`: detected on its skeleton, mapped back to the original and merged into one span per
+ * overlapping group (the union) labelled with the most specific kind. The mapping is monotonic, so spans
+ * that overlap in the skeleton overlap in the original too and one merge (in original offsets) suffices.
+ */
+function findSecrets(text: string): FoundSecret[] {
+  const sk = skeleton(text);
+  const cands = detectSecretCandidates(sk.text).map((c) => ({
+    kind: c.kind,
+    ...toOriginal(sk, c.start, c.end),
+    seen: { start: c.start, end: c.end },
+  }));
+  const sorted = cands.sort((a, b) => a.start - b.start || b.end - a.end);
+  type Group = { span: Span; seen: Span; best: (typeof cands)[number] };
+  const merged: FoundSecret[] = [];
+  const flush = (g: Group): void => {
+    merged.push({ kind: g.best.kind, ...g.span, seen: sk.text.slice(g.seen.start, g.seen.end) });
+  };
   const better = (a: SecretCandidate, b: SecretCandidate): boolean =>
     PRIORITY[a.kind] !== PRIORITY[b.kind]
       ? PRIORITY[a.kind] > PRIORITY[b.kind]
       : a.end - a.start > b.end - b.start;
+  let cur: Group | undefined;
   for (const c of sorted) {
     if (cur && c.start < cur.span.end) {
       cur.span.end = Math.max(cur.span.end, c.end);
+      cur.seen = { start: Math.min(cur.seen.start, c.seen.start), end: Math.max(cur.seen.end, c.seen.end) };
       if (better(c, cur.best)) cur.best = c;
       continue;
     }
-    if (cur) merged.push({ kind: cur.best.kind, ...cur.span });
-    cur = { span: { start: c.start, end: c.end }, best: c };
+    if (cur) flush(cur);
+    cur = { span: { start: c.start, end: c.end }, seen: { ...c.seen }, best: c };
   }
-  if (cur) merged.push({ kind: cur.best.kind, ...cur.span });
+  if (cur) flush(cur);
   return merged;
 }
 
@@ -660,7 +686,23 @@ function fingerprintOf(raw: string, key: string | undefined): string {
 
 /** True when `text` contains anything the screen would redact. For the outbox's secondary detector. */
 export function containsSecret(text: string): boolean {
-  return detectSecretCandidates(text).length > 0;
+  return detectSecretCandidates(skeleton(text).text).length > 0;
+}
+
+/**
+ * `text` with every secret replaced by `[secret:<kind>]` — no fingerprint, so nothing about the secret is
+ * left. For text that leaves the service outside the write path: error messages and their details.
+ */
+export function redactSecrets(text: string): string {
+  const spans = findSecrets(text);
+  if (spans.length === 0) return text;
+  let out = '';
+  let pos = 0;
+  for (const s of spans) {
+    out += `${text.slice(pos, s.start)}[secret:${s.kind}]`;
+    pos = s.end;
+  }
+  return out + text.slice(pos);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -985,16 +1027,22 @@ function detectInjection(text: string): InjectionFinding[] {
 // The stage
 // ---------------------------------------------------------------------------------------------------------
 
+/** An injection finding of the skeleton, in the offsets (and with an excerpt) of the text it came from. */
+function inOriginal(sk: Skeleton, text: string, f: InjectionFinding): InjectionFinding {
+  const { start, end } = toOriginal(sk, f.start, f.end);
+  return { kind: f.kind, start, end, excerpt: text.slice(start, Math.min(end, start + 120)) };
+}
+
 const RESTRICTED_PII: ReadonlySet<PiiKind> = new Set<PiiKind>(['gov_id', 'card_number', 'iban']);
 
 export function screen(text: string, options: ScreenOptions = {}): ScreenResult {
-  const spans = mergeCandidates(detectSecretCandidates(text));
+  const spans = findSecrets(text);
 
   let redacted = '';
   let pos = 0;
   const secrets: ScreenedSecret[] = [];
   for (const s of spans) {
-    const fingerprint = fingerprintOf(text.slice(s.start, s.end), options.fingerprintKey);
+    const fingerprint = fingerprintOf(s.seen, options.fingerprintKey);
     const ref = `[secret:${s.kind}:${fingerprint.slice(0, 8)}]`;
     redacted += text.slice(pos, s.start);
     secrets.push({
@@ -1009,8 +1057,13 @@ export function screen(text: string, options: ScreenOptions = {}): ScreenResult 
   }
   redacted += text.slice(pos);
 
-  const pii = withoutOverlaps(detectPii(redacted), secrets);
-  const injection = detectInjection(redacted);
+  // PII and instruction-shaped text: found on the skeleton of the redacted text, reported in its offsets.
+  const sk = skeleton(redacted);
+  const pii = withoutOverlaps(
+    detectPii(sk.text).map((p) => ({ kind: p.kind, ...toOriginal(sk, p.start, p.end) })),
+    secrets,
+  );
+  const injection = detectInjection(sk.text).map((f) => inOriginal(sk, redacted, f));
 
   let labelFloor: LabelFloor = 'PUBLIC';
   if (secrets.length > 0) labelFloor = 'INTERNAL';

@@ -51,7 +51,7 @@ import { highWaterMark, scoreConfidence, sourceTrust } from './assess.ts';
 import type { WriteBudget } from './budget.ts';
 import { canonicalText, resolveTime } from './normalize.ts';
 import { classify, type RelateCandidate } from './relate.ts';
-import { screen } from './screen.ts';
+import { findingsOf, screenCommand, type CommandName, type ScreenedCommand } from './screen-command.ts';
 import { recordOfHandle } from '../domain/handles.ts';
 import {
   approversRequired,
@@ -83,6 +83,8 @@ export interface WriteDeps {
   readonly handleKey: string;
   /** Separation of duties: per class, approvers other than the proposer (config MUNINN_REVIEW_APPROVERS). */
   readonly approvers: ApproverRules;
+  /** HMAC key of secret fingerprints (MUNINN_FINGERPRINT_KEY): the same secret gets the same ref. */
+  readonly fingerprintKey: string;
   readonly extractor: Extractor;
   readonly clock: Clock;
   readonly ids: IdSource;
@@ -131,40 +133,28 @@ export class WriteService {
   constructor(private readonly d: WriteDeps) {}
 
   async propose(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = parseCommand(ProposeCommand, input, this.d.maxTextChars);
+    const screened = this.screened('propose', parseCommand(ProposeCommand, input, this.d.maxTextChars));
+    const cmd = screened.value;
     await this.d.policy.checkWrite(principal, cmd.namespace);
     const hash = commandHash('propose', cmd);
     const key = receiptKey(principal, cmd.idempotencyKey);
     const prior = await this.priorReceipt(principal.tenant, key, hash);
     if (prior) return prior;
-    // Screen before anything is stored: secrets become refs, PII raises the label, injection is flagged.
-    const parts = [
-      cmd.statement.subject,
-      cmd.statement.predicate,
-      cmd.statement.object,
-      cmd.statement.text,
-      cmd.rationale ?? '',
-    ].map((t) => screen(t));
-    const [subject, predicate, object, text, rationale] = parts.map((p) => p.text) as [
-      string,
-      string,
-      string,
-      string,
-      string,
-    ];
+    // What screening found in any field (statement, rationale, entity names, labels, ext) labels and flags it.
+    const found = findingsOf(screened.fields);
     const draft: Draft = {
       index: 0,
       class: cmd.class,
-      statement: { subject, predicate, object, text: canonicalText(text) },
+      statement: { ...cmd.statement, text: canonicalText(cmd.statement.text) },
       about: cmd.about,
       sources: cmd.sources,
       validFrom: cmd.validFrom ?? this.d.clock.now().toISOString(),
       validTo: cmd.validTo ?? null,
       timeSource: cmd.validFrom ? 'STATED' : 'DEFAULTED',
-      sensitivity: highWaterMark([cmd.sensitivity, ...parts.map((p) => p.labelFloor)]),
-      flags: [...new Set(parts.flatMap((p) => p.reasons))].sort(),
+      sensitivity: highWaterMark([cmd.sensitivity, found.labelFloor]),
+      flags: found.reasons,
       extractionConfidence: 1,
-      rationale: cmd.rationale ? rationale : null,
+      rationale: cmd.rationale ?? null,
       ext: cmd.ext,
       source: null,
     };
@@ -185,7 +175,11 @@ export class WriteService {
   }
 
   async ingestEpisode(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt[]> {
-    const cmd = parseCommand(EpisodeCommand, input, 100_000);
+    const times = new StageTimes();
+    const tScreen = performance.now();
+    const screened = this.screened('ingestEpisode', parseCommand(EpisodeCommand, input, 100_000));
+    const cmd = screened.value;
+    times.add('screen', performance.now() - tScreen);
     await this.d.policy.checkWrite(principal, cmd.namespace);
     const hash = commandHash('episode', cmd);
     const key = receiptKey(principal, cmd.idempotencyKey);
@@ -198,27 +192,24 @@ export class WriteService {
     const ctx = this.ctx(principal);
     const episodeId = uuidV5(`${principal.tenant}\u0000episode\u0000${key}`, MUNINN_NS);
 
-    const times = new StageTimes();
-    const tScreen = performance.now();
-    // Screen and segment: the stored text is the screened text; every turn and chunk keeps its offsets.
+    // Segment the screened turns: every turn and chunk keeps its offsets. A turn's findings are those of
+    // its text, speaker and label.
     const turns: EpisodeTurn[] = [];
-    const turnScreens: Array<ReturnType<typeof screen>> = [];
+    const turnScreens = cmd.turns.map((_, i) => findingsOf(screened.fields, `turns.${i}`));
     let text = '';
     for (const [i, t] of cmd.turns.entries()) {
-      const s = screen(t.text);
       if (i > 0) text += '\n';
       const start = text.length;
-      text += s.text;
+      text += t.text;
       turns.push({
         index: i,
         role: t.role,
         speaker: t.speaker ?? null,
-        text: s.text,
+        text: t.text,
         start,
         end: text.length,
         label: t.label ?? null,
       });
-      turnScreens.push(s);
     }
     const chunks = turns.flatMap((t) => chunk(t.start, t.end)).map((c, index) => ({ index, ...c }));
     const episodeSensitivity = highWaterMark([cmd.sensitivity, ...turnScreens.map((s) => s.labelFloor)]);
@@ -234,12 +225,11 @@ export class WriteService {
         turns: turns.map(({ text: _t, ...meta }) => meta),
         chunks,
         sensitivity: episodeSensitivity,
-        secretRefs: turnScreens.flatMap((s) => s.secrets.map((x) => ({ ref: x.ref, kind: x.kind }))),
+        secretRefs: turnScreens.flatMap((s) => s.secretRefs),
         flags: [...new Set(turnScreens.flatMap((s) => s.reasons))].sort(),
       },
     };
 
-    times.add('screen', performance.now() - tScreen);
     // Extract, then keep only statements whose every span lies inside the episode (uncited = dropped).
     const extracted = await times.time('extract', () =>
       this.d.extractor.extract({ episodeId, source: cmd.source, occurredAt: cmd.occurredAt, turns }),
@@ -319,7 +309,7 @@ export class WriteService {
   }
 
   async revise(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = parseCommand(ReviseCommand, input, this.d.maxTextChars);
+    const cmd = this.screened('revise', parseCommand(ReviseCommand, input, this.d.maxTextChars)).value;
     const hash = commandHash('revise', cmd);
     const key = receiptKey(principal, cmd.idempotencyKey);
     // The same checks as a fresh write come before a stored receipt is returned.
@@ -330,15 +320,9 @@ export class WriteService {
     checkVersion(current, cmd.expectedVersion);
     const event = decideRevise(this.ctx(principal), cmd, current.namespace);
     if (cmd.statement && event.type === 'RecordRevised') {
-      const s = cmd.statement;
-      const screened = {
-        subject: screen(s.subject).text,
-        predicate: screen(s.predicate).text,
-        object: screen(s.object).text,
-        text: canonicalText(screen(s.text).text),
-      };
-      const [vector] = await this.d.embedder.embed([screened.text]);
-      event.payload.statement = screened;
+      const statement = { ...cmd.statement, text: canonicalText(cmd.statement.text) };
+      const [vector] = await this.d.embedder.embed([statement.text]);
+      event.payload.statement = statement;
       event.payload.embedding = vector ? { modelId: this.d.embedder.modelId, vector: [...vector] } : null;
     }
     this.charge(principal, current.namespace, 1);
@@ -346,7 +330,7 @@ export class WriteService {
   }
 
   async retract(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = parseCommand(RetractCommand, input, this.d.maxTextChars);
+    const cmd = this.screened('retract', parseCommand(RetractCommand, input, this.d.maxTextChars)).value;
     const hash = commandHash('retract', cmd);
     const key = receiptKey(principal, cmd.idempotencyKey);
     const current = await this.visible(principal, cmd.id, 'record');
@@ -373,7 +357,7 @@ export class WriteService {
    * appends nothing.
    */
   async approve(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = parseCommand(ApproveCommand, input);
+    const cmd = this.screened('approve', parseCommand(ApproveCommand, input)).value;
     const current = await this.visible(principal, cmd.proposalId, 'proposal');
     await this.d.policy.checkReview(principal, current.namespace);
     const required = approversRequired(this.d.approvers[current.class], current);
@@ -395,7 +379,7 @@ export class WriteService {
   }
 
   async reject(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = parseCommand(RejectCommand, input);
+    const cmd = this.screened('reject', parseCommand(RejectCommand, input)).value;
     const current = await this.visible(principal, cmd.proposalId, 'proposal');
     await this.d.policy.checkReview(principal, current.namespace);
     const expectedVersion = cmd.expectedVersion ?? current.version;
@@ -411,7 +395,7 @@ export class WriteService {
   /** An admin grants a person or agent read access to a namespace subtree (a ledger event). */
   async grantAccess(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     if (!hasScope(principal, 'admin')) throw forbidden('the admin scope is required to grant access');
-    const cmd = parseCommand(GrantAccessCommand, input);
+    const cmd = this.screened('grantAccess', parseCommand(GrantAccessCommand, input)).value;
     const event = decideGrant(this.ctx(principal), cmd);
     const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
     if (prior) return prior;
@@ -420,7 +404,7 @@ export class WriteService {
 
   async revokeAccess(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     if (!hasScope(principal, 'admin')) throw forbidden('the admin scope is required to revoke access');
-    const cmd = parseCommand(RevokeAccessCommand, input);
+    const cmd = this.screened('revokeAccess', parseCommand(RevokeAccessCommand, input)).value;
     const grant = await this.d.store.grant(principal.tenant, cmd.grantId);
     if (!grant) throw notFound(`no grant ${cmd.grantId}`);
     const event = decideRevoke(this.ctx(principal), cmd, grant.namespace);
@@ -434,7 +418,7 @@ export class WriteService {
    * MAC'd), and the record must still be visible to the caller; one verdict per caller per item.
    */
   async feedback(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = parseCommand(FeedbackCommand, input);
+    const cmd = this.screened('feedback', parseCommand(FeedbackCommand, input)).value;
     // The handle is bound to the caller it was served to: anyone else's is simply unknown.
     const recordId = recordOfHandle(cmd.recallId, cmd.handle, this.d.handleKey, principalKey(principal));
     if (!recordId) throw notFound('unknown handle for this recall');
@@ -444,6 +428,14 @@ export class WriteService {
     const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);
     if (prior) return prior;
     return this.commit(principal, event.idempotencyKey, event.commandHash, [event], wait);
+  }
+
+  /**
+   * The one screening pass of a command (src/ingest/screen-command.ts), right after its schema and before
+   * anything else reads it: no policy check, lookup, hash, log line or error message sees a raw secret.
+   */
+  private screened<T>(command: CommandName, cmd: T): ScreenedCommand<T> {
+    return screenCommand(command, cmd, this.d.fingerprintKey);
   }
 
   // ── the pipeline ──────────────────────────────────────────────────────────────────────────────

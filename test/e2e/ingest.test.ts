@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/adapters/logger.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
+import { graphDump, rawTopic } from '../support/leak-check.ts';
 
 /**
  * Issue 3, end to end on the real stack: one transcript carrying a credential URL, an e-mail address, a
@@ -199,43 +199,12 @@ describe('one transcript through the pipeline', () => {
   });
 
   it('the secret is absent from a full Neo4j dump, the raw Kafka topic and the logs', async () => {
-    const dump = await app.m.store.db.read(
-      'test.dump',
-      'MATCH (n) RETURN properties(n) AS p UNION ALL MATCH ()-[r]->() RETURN properties(r) AS p',
-    );
-    const graphText = JSON.stringify(dump.records.map((r) => r.get('p')));
+    const graphText = await graphDump(app);
     expect(graphText.length).toBeGreaterThan(1000);
     expect(graphText).toContain('git.example.com');
     expect(graphText).not.toContain(SECRET);
 
-    const kafka = new Kafka({
-      clientId: 'test-dump',
-      brokers: app.config.kafka.brokers.slice(),
-      logLevel: logLevel.NOTHING,
-    });
-    const admin = kafka.admin();
-    await admin.connect();
-    const offsets = await admin.fetchTopicOffsets(topic);
-    await admin.disconnect();
-    const total = offsets.reduce((s, o) => s + Number(o.high), 0);
-    const consumer = kafka.consumer({ groupId: `dump-${randomUUID()}` });
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    const raw: string[] = [];
-    await new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`read ${raw.length}/${total} messages`)), 30_000);
-      void consumer.run({
-        eachMessage: async ({ message }) => {
-          raw.push(`${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''}`);
-          if (raw.length >= total) {
-            clearTimeout(t);
-            resolve();
-          }
-        },
-      });
-    });
-    await consumer.disconnect();
-    const topicText = raw.join('\n');
+    const topicText = await rawTopic(app.config.kafka.brokers, topic);
     expect(topicText).toContain('EpisodeStored');
     expect(topicText).toContain('[secret:');
     expect(topicText).not.toContain(SECRET);

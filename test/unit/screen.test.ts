@@ -8,6 +8,8 @@ import {
   type ScreenResult,
   type SecretKind,
 } from '../../src/ingest/screen.ts';
+import { skeleton, toOriginal } from '../../src/ingest/skeleton.ts';
+import { OBFUSCATED_INJECTIONS } from '../support/secret-corpus.ts';
 
 // -----------------------------------------------------------------------------------------------------------
 // Obviously fake credentials, assembled at runtime so no real-looking key literal ever sits in the source.
@@ -646,6 +648,87 @@ describe('screen: instruction-shaped text', () => {
     expect(result.canAutoAdmit).toBe(false);
     expectNoLeak(result, GH_PAT);
     expect(result.reasons).toEqual(['secret:github_token', 'injection:override_instruction']);
+  });
+});
+
+// -----------------------------------------------------------------------------------------------------------
+// Obfuscation: detectors read the normalised skeleton, the stored text keeps its characters
+// -----------------------------------------------------------------------------------------------------------
+
+describe('screen: obfuscated text is normalised before detection', () => {
+  it.each(OBFUSCATED_INJECTIONS)(
+    'Given "ignore all previous instructions" hidden by $name, when screened, then it is flagged and kept as written',
+    ({ text }) => {
+      const result = screen(text);
+
+      expect(result.injection.map((i) => i.kind)).toEqual(['override_instruction']);
+      expect(result.canAutoAdmit).toBe(false);
+      expect(result.text).toBe(text);
+      const [finding] = result.injection;
+      expect(result.text.slice(finding?.start, finding?.end)).toBe(finding?.excerpt);
+      expect(skeleton(finding!.excerpt).text.toLowerCase()).toMatch(/^ignore all previous instructions$/);
+    },
+  );
+
+  it.each([
+    { name: 'zero-width space', hide: (s: string) => `${s.slice(0, 8)}\u200B${s.slice(8)}` },
+    { name: 'soft hyphen', hide: (s: string) => `${s.slice(0, 5)}\u00AD${s.slice(5)}` },
+    {
+      name: 'fullwidth forms',
+      hide: (s: string) =>
+        [...s].map((c) => String.fromCharCode(c.charCodeAt(0) + (c === ' ' ? 0 : 0xfee0))).join(''),
+    },
+  ])(
+    'Given a token split or disguised by $name, when screened, then the whole span is redacted',
+    ({ hide }) => {
+      const result = screen(`deploy with ${hide(GH_PAT)} today`);
+
+      expect(result.secrets.map((s) => s.kind)).toEqual(['github_token']);
+      expect(result.text).toMatch(/^deploy with \[secret:github_token:[0-9a-f]{8}\] today$/);
+      expect(result.secrets[0]?.ref).toBe(screen(GH_PAT).secrets[0]?.ref);
+      expectConsistentOffsets(result);
+    },
+  );
+
+  it.each([
+    { name: 'Russian prose', input: 'Привет! Сервер оплаты работает на Postgres, всё хорошо.' },
+    { name: 'Greek prose', input: 'Ο διακομιστής πληρωμών χρησιμοποιεί Postgres.' },
+    { name: 'emoji with joiners', input: 'team 👩\u200D💻 ships on Fridays 👍🏽' },
+    { name: 'accents', input: 'Crème brûlée at the café, naïve résumé' },
+  ])('Given $name, when screened, then nothing is flagged and the text is unchanged', ({ input }) => {
+    const result = screen(input);
+
+    expect(result).toMatchObject({ text: input, secrets: [], pii: [], injection: [], labelFloor: 'PUBLIC' });
+  });
+
+  it('Given JSON quoted inside a string (once or twice), when screened, then its secrets are found', () => {
+    const inner = `{"private_key_id": "${GCP_KEY_ID}", "url": "postgres://app:s3cr3t-pw@db:5432/x"}\nnext`;
+    const once = JSON.stringify(inner);
+    const twice = JSON.stringify(once);
+
+    for (const text of [once, twice]) {
+      const result = screen(`got invalid value ${text} at "input"`);
+      expectNoLeak(result, GCP_KEY_ID);
+      expectNoLeak(result, 's3cr3t-pw');
+      expect(result.secrets.map((s) => s.kind)).toEqual(['gcp_service_account', 'connection_string']);
+    }
+  });
+
+  it('Given PII after wide characters, when screened, then its offsets are in the original text', () => {
+    const input = 'Ｍａｉｌ\u200B to 𝐚𝐥𝐢𝐜𝐞 alice@example.com';
+    const [finding] = screen(input).pii;
+
+    expect(finding?.kind).toBe('email');
+    expect(input.slice(finding?.start, finding?.end)).toBe('alice@example.com');
+  });
+
+  it('maps every skeleton span back to the original code points it came from', () => {
+    const sk = skeleton('a\u200Bｂ𝐜\u0301d');
+
+    expect(sk.text).toBe('abcd');
+    expect(toOriginal(sk, 1, 3)).toEqual({ start: 2, end: 5 });
+    expect(toOriginal(sk, 0, 4)).toEqual({ start: 0, end: 7 });
+    expect(skeleton('plain ASCII\n')).toEqual({ text: 'plain ASCII\n' });
   });
 });
 

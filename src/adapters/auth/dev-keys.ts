@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
@@ -79,6 +79,33 @@ export async function ensureDevKeys(stateDir: string): Promise<DevKeys> {
     await rename(tmp, jwksPath);
   }
   return { privateJwk, jwksPath, kid };
+}
+
+const FINGERPRINT_FILE = 'fingerprint.key';
+
+/**
+ * Development-only HMAC key of secret fingerprints (what MUNINN_FINGERPRINT_KEY is in production): 32
+ * random bytes under `${stateDir}/dev-keys/`, created on first use and reused, so that the same secret keeps
+ * the same ref across restarts. Published exclusively, like the signing key, so concurrent first uses agree.
+ */
+export async function ensureDevFingerprintKey(stateDir: string): Promise<string> {
+  const dir = join(stateDir, DIR);
+  const path = join(dir, FINGERPRINT_FILE);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const existing = await readFile(path, 'utf8').catch(() => undefined);
+  if (existing && existing.trim().length >= 32) return existing.trim();
+  const tmp = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  await writeFile(tmp, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    await link(tmp, path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+  const key = (await readFile(path, 'utf8')).trim();
+  if (key.length < 32) throw new Error(`dev fingerprint key at ${path} is unreadable`);
+  return key;
 }
 
 export async function signDevToken(opts: SignDevTokenOptions): Promise<string> {

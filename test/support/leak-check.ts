@@ -1,0 +1,52 @@
+import { randomUUID } from 'node:crypto';
+import { Kafka, logLevel } from 'kafkajs';
+import type { TestApp } from './harness.ts';
+
+/**
+ * Where a leaked secret would be found: everything the graph holds and every byte a ledger topic holds.
+ * The tests search these for raw secrets (which are generated per run, so a hit can only come from it).
+ */
+
+/** Every property of every node and relationship in the graph, as one JSON text. */
+export async function graphDump(app: TestApp): Promise<string> {
+  const dump = await app.m.store.db.read(
+    'test.dump',
+    'MATCH (n) RETURN labels(n) AS l, properties(n) AS p UNION ALL MATCH ()-[r]->() RETURN [type(r)] AS l, properties(r) AS p',
+  );
+  return JSON.stringify(dump.records.map((r) => [r.get('l'), r.get('p')]));
+}
+
+/** Key, value and headers of every message of `topic`, read raw from the broker, one message a line. */
+export async function rawTopic(brokers: readonly string[], topic: string): Promise<string> {
+  const kafka = new Kafka({ clientId: 'test-dump', brokers: brokers.slice(), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets(topic);
+  await admin.disconnect();
+  const total = offsets.reduce((s, o) => s + Number(o.high) - Number(o.low), 0);
+  if (total === 0) return '';
+  const consumer = kafka.consumer({ groupId: `dump-${randomUUID()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  const raw: string[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`read ${raw.length}/${total} messages`)), 30_000);
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          const headers = Object.entries(message.headers ?? {}).map(([k, v]) => `${k}=${String(v)}`);
+          raw.push(
+            `${message.key?.toString() ?? ''} ${message.value?.toString() ?? ''} ${headers.join(' ')}`,
+          );
+          if (raw.length >= total) {
+            clearTimeout(t);
+            resolve();
+          }
+        },
+      });
+    });
+  } finally {
+    await consumer.disconnect();
+  }
+  return raw.join('\n');
+}
