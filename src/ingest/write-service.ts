@@ -49,7 +49,13 @@ import { highWaterMark, scoreConfidence, sourceTrust } from './assess.ts';
 import type { WriteBudget } from './budget.ts';
 import { canonicalText, resolveTime } from './normalize.ts';
 import { classify, type RelateCandidate } from './relate.ts';
-import { findingsOf, screenCommand, type CommandName, type ScreenedCommand } from './screen-command.ts';
+import {
+  findingsOf,
+  screenCommand,
+  type CommandName,
+  type Findings,
+  type ScreenedCommand,
+} from './screen-command.ts';
 import { recordOfHandle } from '../domain/handles.ts';
 
 /** What a writer is told. `PENDING` means appended to the ledger but not awaited (or not yet projected). */
@@ -303,12 +309,14 @@ export class WriteService {
   }
 
   async revise(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = this.screened('revise', parseCommand(ReviseCommand, input, this.d.maxTextChars)).value;
+    const screened = this.screened('revise', parseCommand(ReviseCommand, input, this.d.maxTextChars));
+    const cmd = screened.value;
     const hash = commandHash('revise', cmd);
     const prior = await this.priorReceipt(principal.tenant, cmd.idempotencyKey, hash);
     if (prior) return prior;
     const current = await this.existing(principal, cmd.id, cmd.expectedVersion);
     await this.d.policy.checkWrite(principal, current.namespace);
+    refuseUnreviewedFindings(current.sensitivity, findingsOf(screened.fields));
     const event = decideRevise(this.ctx(principal), cmd, current.namespace);
     if (cmd.statement && event.type === 'RecordRevised') {
       const statement = { ...cmd.statement, text: canonicalText(cmd.statement.text) };
@@ -845,6 +853,27 @@ const refusal = (reason: string): WriteReceipt => ({
   eventIds: [],
   position: null,
 });
+
+/**
+ * A revision is not reviewed and carries no label or flags of its own (RecordRevised), so it may not bring in
+ * what screening would send to a reviewer or label higher than the record: that is a new proposal.
+ */
+function refuseUnreviewedFindings(current: Sensitivity, found: Findings): void {
+  const injection = found.reasons.filter((r) => r.startsWith('injection:'));
+  if (injection.length > 0)
+    throw badInput(
+      `the new statement is flagged (${injection.join(', ')}) and a revision is not reviewed: retract the ` +
+        'record and propose the statement instead (it will wait for a reviewer)',
+      { flags: injection },
+    );
+  const label = highWaterMark([current, found.labelFloor]);
+  if (label !== current)
+    throw badInput(
+      `the new statement needs the label ${label} (${found.reasons.join(', ')}), above the record's ${current}: ` +
+        'a revision cannot raise the label; retract the record and propose the statement instead',
+      { flags: found.reasons },
+    );
+}
 
 const idempotencyConflict = (key: string) =>
   conflict(`idempotency key ${JSON.stringify(key)} was already used with a different input`, {
