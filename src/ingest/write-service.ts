@@ -51,7 +51,13 @@ import { highWaterMark, scoreConfidence, sourceTrust } from './assess.ts';
 import type { WriteBudget } from './budget.ts';
 import { canonicalText, resolveTime } from './normalize.ts';
 import { classify, type RelateCandidate } from './relate.ts';
-import { findingsOf, screenCommand, type CommandName, type ScreenedCommand } from './screen-command.ts';
+import {
+  findingsOf,
+  screenCommand,
+  type CommandName,
+  type Findings,
+  type ScreenedCommand,
+} from './screen-command.ts';
 import { recordOfHandle } from '../domain/handles.ts';
 import {
   approversRequired,
@@ -309,12 +315,14 @@ export class WriteService {
   }
 
   async revise(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    const cmd = this.screened('revise', parseCommand(ReviseCommand, input, this.d.maxTextChars)).value;
+    const screened = this.screened('revise', parseCommand(ReviseCommand, input, this.d.maxTextChars));
+    const cmd = screened.value;
     const hash = commandHash('revise', cmd);
     const key = receiptKey(principal, cmd.idempotencyKey);
     // The same checks as a fresh write come before a stored receipt is returned.
     const current = await this.visible(principal, cmd.id, 'record');
     await this.d.policy.checkWrite(principal, current.namespace);
+    refuseUnreviewedFindings(current.sensitivity, findingsOf(screened.fields));
     const prior = await this.priorReceipt(principal.tenant, key, hash);
     if (prior) return prior;
     checkVersion(current, cmd.expectedVersion);
@@ -911,6 +919,30 @@ const callerKey = (stored: string): string => stored.replace(/^[0-9a-f]{24}:[udh
 const idempotencyConflict = (stored: string) =>
   conflict(`idempotency key ${JSON.stringify(callerKey(stored))} was already used with a different input`, {
     idempotencyKey: callerKey(stored),
+/**
+ * A revision is not reviewed and carries no label or flags of its own (RecordRevised), so it may not bring in
+ * what screening would send to a reviewer or label higher than the record: that is a new proposal.
+ */
+function refuseUnreviewedFindings(current: Sensitivity, found: Findings): void {
+  const injection = found.reasons.filter((r) => r.startsWith('injection:'));
+  if (injection.length > 0)
+    throw badInput(
+      `the new statement is flagged (${injection.join(', ')}) and a revision is not reviewed: retract the ` +
+        'record and propose the statement instead (it will wait for a reviewer)',
+      { flags: injection },
+    );
+  const label = highWaterMark([current, found.labelFloor]);
+  if (label !== current)
+    throw badInput(
+      `the new statement needs the label ${label} (${found.reasons.join(', ')}), above the record's ${current}: ` +
+        'a revision cannot raise the label; retract the record and propose the statement instead',
+      { flags: found.reasons },
+    );
+}
+
+const idempotencyConflict = (key: string) =>
+  conflict(`idempotency key ${JSON.stringify(key)} was already used with a different input`, {
+    idempotencyKey: key,
   });
 
 /** A receipt as the writer sees it; a version conflict is an error (CONFLICT) on every path. */

@@ -354,6 +354,42 @@ describe('free text through every stored path', () => {
     for (const o of outcomes) expect(o).toMatch(/^QUEUED .*injection:override_instruction/);
   });
 
+  it('a revision cannot bring in what screening would send to review or label higher', async () => {
+    const p = await call<{ propose: Receipt }>(admin, PROPOSE, {
+      input: {
+        namespace: `${ns}/revisions`,
+        class: 'FACT',
+        statement: {
+          subject: 'the cache',
+          predicate: 'uses',
+          object: 'redis',
+          text: 'The cache uses Redis.',
+        },
+        purpose: 'test',
+        idempotencyKey: `rev-base-${suffix}`,
+      },
+    });
+    expect(p.data?.propose.outcome).toBe('ADMITTED');
+    const revise = (text: string, n: number) =>
+      call<{ revise: Receipt }>(admin, REVISE, {
+        input: {
+          id: p.data!.propose.recordId,
+          expectedVersion: 1,
+          statement: { subject: 'the cache', predicate: 'uses', object: 'redis', text },
+          purpose: 'test',
+          idempotencyKey: `rev-${suffix}-${n}`,
+        },
+      });
+    const hidden = await revise(`The cache uses Redis. ${OBFUSCATED_INJECTIONS[5]!.text}`, 1);
+    expect(code(hidden)).toBe('BAD_USER_INPUT');
+    expect(hidden.errors![0]!.extensions!['flags']).toEqual(['injection:override_instruction']);
+    const pii = await revise('The cache is run by alice@example.com.', 2);
+    expect(code(pii)).toBe('BAD_USER_INPUT');
+    expect(pii.errors![0]!.message).toMatch(/needs the label CONFIDENTIAL/);
+    const plain = await revise('The cache uses Redis 7.', 3);
+    expect(plain.data?.revise.outcome).toBe('REVISED');
+  });
+
   it('a CONFLICT never echoes the input that caused it', async () => {
     const [a, b] = SAMPLES;
     const input = (s: SecretSample) => ({
