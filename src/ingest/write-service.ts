@@ -919,6 +919,8 @@ const callerKey = (stored: string): string => stored.replace(/^[0-9a-f]{24}:[udh
 const idempotencyConflict = (stored: string) =>
   conflict(`idempotency key ${JSON.stringify(callerKey(stored))} was already used with a different input`, {
     idempotencyKey: callerKey(stored),
+  });
+
 /**
  * A revision is not reviewed and carries no label or flags of its own (RecordRevised), so it may not bring in
  * what screening would send to a reviewer or label higher than the record: that is a new proposal.
@@ -939,11 +941,6 @@ function refuseUnreviewedFindings(current: Sensitivity, found: Findings): void {
       { flags: found.reasons },
     );
 }
-
-const idempotencyConflict = (key: string) =>
-  conflict(`idempotency key ${JSON.stringify(key)} was already used with a different input`, {
-    idempotencyKey: key,
-  });
 
 /** A receipt as the writer sees it; a version conflict is an error (CONFLICT) on every path. */
 function settle(r: Receipt, eventIds: readonly string[], position: string | null): WriteReceipt {
