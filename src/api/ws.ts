@@ -75,7 +75,7 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
     c.timer = setTimeout(
       () => (Date.now() >= c.deadlineMs ? expire(ctx) : arm(ctx, c)),
       Math.min(Math.max(0, c.deadlineMs - Date.now()), MAX_TIMER_MS),
-    );
+    ).unref();
   };
 
   const server = useServer<Record<string, unknown> | undefined, Extra>(
@@ -84,25 +84,9 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
       // Never put a raw error message into a close reason.
       isProd: true,
       onConnect: async (ctx) => {
-        const fromParams = ctx.connectionParams?.['authorization'] ?? ctx.connectionParams?.['Authorization'];
-        const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
-        let principal: Principal;
-        try {
-          principal = await authenticate(o.verifier, header, {
-            log: o.log,
-            transport: 'ws',
-            remote: ctx.extra.request.socket.remoteAddress,
-          });
-        } catch {
-          return false;
-        }
-        // The verifier requires exp; a principal without one never gets a socket (fail closed).
-        if (principal.expiresAt === undefined) return false;
-        const c: Connection = {
-          principal,
-          deadlineMs: (principal.expiresAt + o.clockSkewS) * 1000,
-          timer: undefined,
-        };
+        const c = await connectionOf(ctx, o);
+        // A socket that closed while its token was being verified needs no timer.
+        if (!c || ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) return false;
         ctx.extra.connection = c;
         arm(ctx, c);
         return true;
@@ -121,6 +105,25 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
       await new Promise<void>((r) => wss.close(() => r()));
     },
   };
+}
+
+/** The token from `connection_init` (or the upgrade request's header) → the connection, or undefined. */
+async function connectionOf(ctx: Ctx, o: WsOptions): Promise<Connection | undefined> {
+  const fromParams = ctx.connectionParams?.['authorization'] ?? ctx.connectionParams?.['Authorization'];
+  const header = typeof fromParams === 'string' ? fromParams : ctx.extra.request.headers.authorization;
+  let principal: Principal;
+  try {
+    principal = await authenticate(o.verifier, header, {
+      log: o.log,
+      transport: 'ws',
+      remote: ctx.extra.request.socket.remoteAddress,
+    });
+  } catch {
+    return undefined;
+  }
+  // The verifier requires exp; a principal without one never gets a socket (fail closed).
+  if (principal.expiresAt === undefined) return undefined;
+  return { principal, deadlineMs: (principal.expiresAt + o.clockSkewS) * 1000, timer: undefined };
 }
 
 /**
