@@ -20,6 +20,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     MUNINN_PORT: '0',
     MUNINN_STATE_DIR: stateDir,
     MUNINN_LOG_LEVEL: 'silent',
+    // Awaited writes wait for the projection; on a loaded 2-core machine the first one (consumer-group join,
+    // model warm-up) can take longer than the 15 s default, which would turn a correct write into PENDING.
+    MUNINN_AWAIT_TIMEOUT_MS: '60000',
     ...overrides,
   });
 }
