@@ -190,8 +190,10 @@ function isOurProcess(pid, name) {
     if (e.code !== 'EPERM') return false;
   }
   try {
+    // The main class alone matches another checkout's server (several stacks share a machine), and a
+    // stale pid file can name one of them after pid reuse: ours also names this checkout's .stack.
     const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return cmdline.includes(SERVICES[name].mainClass);
+    return cmdline.includes(SERVICES[name].mainClass) && cmdline.includes(STACK);
   } catch {
     return !fs.existsSync('/proc/self'); // no procfs (macOS): trust kill(0)
   }
