@@ -247,6 +247,7 @@ export async function startMuninn(
       host: config.http.host,
       port: config.http.port,
       introspection: config.http.introspection,
+      console: config.http.console,
       limits: config.http.limits,
       verifier,
       clockSkewS: config.auth.clockSkewS,
