@@ -37,7 +37,8 @@ function mount(root, { go }) {
       try {
         const data = await gql(doc, { input });
         const r = data.approve ?? data.reject;
-        if (['CONFLICT', 'REJECTED'].includes(r.outcome) && verb === 'approving')
+        // a stale version (CONFLICT) or a refused approval keeps the card, with the reason
+        if (r.outcome === 'CONFLICT' || (verb === 'approving' && r.outcome === 'REJECTED'))
           throw new Error(`${r.outcome}: ${r.reason ?? ''}`);
         log.prepend(
           note('ok', `${p.record.id} v${p.version}: ${r.outcome}${r.reason ? ` — ${r.reason}` : ''}`),
