@@ -11,6 +11,7 @@ import { formatError } from './errors.ts';
 import { loadConsoleAssets, serveConsole } from './console.ts';
 import { apolloLimitsPlugin, limitRules, type QueryLimits } from './limits.ts';
 import { buildResolvers, type ApiServices } from './resolvers.ts';
+import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
 import { attachGraphqlWs } from './ws.ts';
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
@@ -42,7 +43,7 @@ export interface RunningApi {
 export function buildSchema(services: ApiServices): GraphQLSchema {
   return makeExecutableSchema({
     typeDefs: readFileSync(SCHEMA_PATH, 'utf8'),
-    resolvers: buildResolvers(services),
+    resolvers: [buildResolvers(services), buildAnalyticsResolvers(services)],
   });
 }
 
