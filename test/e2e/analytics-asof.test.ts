@@ -59,7 +59,7 @@ const stmt = (subject: string, predicate: string, object: string) => ({
 });
 
 beforeAll(async () => {
-  app = await startApp({ MUNINN_AWAIT_TIMEOUT_MS: '60000' });
+  app = await startApp();
   const tenant = freshTenant('asof');
   writer = await app.token({ tenant, sub: 'writer', scopes: ['read', 'write'] });
   reader = await app.token({ tenant, sub: 'analyst', scopes: ['read'] });

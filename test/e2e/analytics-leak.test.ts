@@ -178,8 +178,7 @@ async function readGraph(tenant: Tenant) {
 
 beforeAll(async () => {
   seededFrom = new Date().toISOString();
-  // (a longer await than the default: this machine's CPUs are shared while hundreds of writes are seeded)
-  ({ app } = await setupLeakCorpus({ seedMore: seedEntities, env: { MUNINN_AWAIT_TIMEOUT_MS: '60000' } }));
+  ({ app } = await setupLeakCorpus({ seedMore: seedEntities }));
   await Promise.all([readGraph('T'), readGraph('U')]);
   // a system time in the middle of the seeding: before it some records existed, others not yet
   const times = graph.T.recs.flatMap((r) => r.revisions.map((v) => v.recordedAt)).sort();

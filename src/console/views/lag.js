@@ -40,20 +40,29 @@ function mount(root) {
     FEED,
     {},
     ({ projectionLag: s }) => {
+      const head = h(
+        'div',
+        { class: 'row' },
+        h(
+          'span',
+          { class: `badge ${s.healthy ? 'ok' : 'bad'}`, id: 'lag-health' },
+          s.healthy ? 'projector healthy' : 'projector NOT healthy',
+        ),
+        s.totalLag === null ? null : h('span', { class: 'big', id: 'lag-total' }, `total lag ${s.totalLag}`),
+        h('span', { class: 'muted', id: 'lag-updated' }, `updated ${fmtTime(new Date().toISOString())}`),
+      );
+      // Offsets and lag are shown to admins only; anyone else learns whether the projector is healthy.
+      if (s.totalLag === null) {
+        body.replaceChildren(
+          head,
+          note('info', 'Offsets and lag per partition are shown to tokens with the admin scope.'),
+        );
+        return;
+      }
       history.push(s.totalLag);
       if (history.length > HISTORY) history.shift();
       body.replaceChildren(
-        h(
-          'div',
-          { class: 'row' },
-          h(
-            'span',
-            { class: `badge ${s.healthy ? 'ok' : 'bad'}`, id: 'lag-health' },
-            s.healthy ? 'projector healthy' : 'projector NOT healthy',
-          ),
-          h('span', { class: 'big', id: 'lag-total' }, `total lag ${s.totalLag}`),
-          h('span', { class: 'muted', id: 'lag-updated' }, `updated ${fmtTime(new Date().toISOString())}`),
-        ),
+        head,
         table(
           ['partition', 'checkpoint (last applied offset)', 'high watermark', 'lag'],
           s.partitions.map((p) => [
