@@ -21,6 +21,8 @@ import { createOpenAIEmbedder } from './adapters/embedders/openai.ts';
 import { createHashingEmbedder } from './adapters/embedders/hashing.ts';
 import { createChatExtractor } from './adapters/extractors/openai-chat.ts';
 import { RecordsService } from './records/service.ts';
+import { AnalyticsService } from './records/analytics.ts';
+import { Neo4jAnalytics } from './adapters/neo4j/analytics.ts';
 import { referencePolicy } from './domain/reference-policy.ts';
 import { AdmissionPolicy, defaultAdmissionPolicy } from './domain/admission.ts';
 import { WriteService } from './ingest/write-service.ts';
@@ -247,6 +249,7 @@ export async function startMuninn(
       host: config.http.host,
       port: config.http.port,
       introspection: config.http.introspection,
+      console: config.http.console,
       limits: config.http.limits,
       verifier,
       clockSkewS: config.auth.clockSkewS,
@@ -273,6 +276,7 @@ export async function startMuninn(
         writes,
         recall: built.recall,
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
+        analytics: new AnalyticsService(store, new Neo4jAnalytics(store), built.policy),
       },
       readiness: async () => {
         const checks: Record<string, string> = {};

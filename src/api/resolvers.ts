@@ -1,7 +1,8 @@
 import type { IResolvers } from '@graphql-tools/utils';
 import type { Principal } from '../domain/principal.ts';
-import type { AsOf, RecordView, RevisionView } from '../ports/graph.ts';
+import type { AsOf, RecordQuery, RecordView, RevisionView } from '../ports/graph.ts';
 import type { RecordsService } from '../records/service.ts';
+import type { AnalyticsService } from '../records/analytics.ts';
 import type { WriteReceipt, WriteService } from '../ingest/write-service.ts';
 import type { RecallService } from '../recall/service.ts';
 import { headlineOf } from '../recall/pack.ts';
@@ -18,12 +19,13 @@ export interface ApiServices {
   readonly writes: WriteService;
   readonly recall: RecallService;
   readonly projection: () => Promise<ProjectionStatus>;
+  readonly analytics: AnalyticsService;
 }
 
 type Args = Record<string, unknown>;
 const obj = (v: unknown): Args => (v && typeof v === 'object' ? (v as Args) : {});
 
-function asOfArg(v: unknown): AsOf {
+export function asOfArg(v: unknown): AsOf {
   const a = obj(v);
   return {
     validAt: (a['validAt'] as string | undefined) ?? undefined,
@@ -49,11 +51,34 @@ export function dropNulls(v: unknown): unknown {
   return v;
 }
 
+/** A RecordFilter argument → the store's RecordQuery (entity refs resolved as the caller sees them). */
+export async function recordQuery(
+  s: ApiServices,
+  principal: Principal,
+  filter: unknown,
+): Promise<RecordQuery> {
+  const f = dropNulls(obj(filter)) as Args;
+  let aboutEntityIds: string[] | undefined;
+  if (Array.isArray(f['about'])) {
+    const found = await Promise.all(f['about'].map((ref) => s.records.entity(principal, ref)));
+    aboutEntityIds = found.filter((e) => e !== undefined).map((e) => e.id);
+  }
+  return {
+    namespace: String(f['namespace']),
+    classes: f['classes'] as never,
+    statuses: f['statuses'] as never,
+    aboutEntityIds,
+    predicate: f['predicate'] as string | undefined,
+    textContains: f['textContains'] as string | undefined,
+    changesetId: f['changesetId'] as string | undefined,
+  };
+}
+
 interface RecordParent extends RecordView {
   readonly principal: Principal;
 }
 
-const revision = (v: RevisionView) => ({
+export const revision = (v: RevisionView) => ({
   ...v,
   statement: { subject: v.subject, predicate: v.predicate, object: v.object, text: v.text },
 });
@@ -114,24 +139,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
           await s.records.record(ctx.principal, String(a['id']), asOfArg(a['asOf'])),
         ),
       records: async (_: unknown, a: Args, ctx: ApiContext) => {
-        const f = dropNulls(obj(a['filter'])) as Args;
         const first = Number(a['first'] ?? 50);
         if (!Number.isInteger(first) || first < 1 || first > 500)
           throw badInput('first must be between 1 and 500');
-        let aboutEntityIds: string[] | undefined;
-        if (Array.isArray(f['about'])) {
-          const found = await Promise.all(f['about'].map((ref) => s.records.entity(ctx.principal, ref)));
-          aboutEntityIds = found.filter((e) => e !== undefined).map((e) => e.id);
-        }
-        const query = {
-          namespace: String(f['namespace']),
-          classes: f['classes'] as never,
-          statuses: f['statuses'] as never,
-          aboutEntityIds,
-          predicate: f['predicate'] as string | undefined,
-          textContains: f['textContains'] as string | undefined,
-          changesetId: f['changesetId'] as string | undefined,
-        };
+        const query = await recordQuery(s, ctx.principal, a['filter']);
         const page = await s.records.records(
           ctx.principal,
           query,
@@ -274,7 +285,7 @@ function proposal(p: Proposal, principal: Principal) {
   };
 }
 
-function pageSize(v: unknown): number {
+export function pageSize(v: unknown): number {
   const first = Number(v ?? 50);
   if (!Number.isInteger(first) || first < 1 || first > 500) throw badInput('first must be between 1 and 500');
   return first;

@@ -8,8 +8,10 @@ import type { Logger } from '../ports/logger.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
 import { authenticate, type ApiContext } from './context.ts';
 import { formatError } from './errors.ts';
+import { loadConsoleAssets, serveConsole } from './console.ts';
 import { apolloLimitsPlugin, limitRules, type QueryLimits } from './limits.ts';
 import { buildResolvers, type ApiServices } from './resolvers.ts';
+import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
 import { attachGraphqlWs } from './ws.ts';
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
@@ -18,6 +20,8 @@ export interface ApiOptions {
   readonly host: string;
   readonly port: number;
   readonly introspection: boolean;
+  /** Serve the operator console at /console (off in production unless enabled). */
+  readonly console?: boolean;
   readonly limits: QueryLimits & { readonly maxBodyBytes: number; readonly maxWsSubscriptions: number };
   readonly verifier: TokenVerifier;
   /** The verifier's clock skew: a WebSocket closes when HTTP would start refusing its token. */
@@ -39,7 +43,7 @@ export interface RunningApi {
 export function buildSchema(services: ApiServices): GraphQLSchema {
   return makeExecutableSchema({
     typeDefs: readFileSync(SCHEMA_PATH, 'utf8'),
-    resolvers: buildResolvers(services),
+    resolvers: [buildResolvers(services), buildAnalyticsResolvers(services)],
   });
 }
 
@@ -66,6 +70,7 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
     ? { apollo: server(o.handoff.schema, false), verifier: o.handoff.verifier }
     : null;
   await handoff?.apollo.start();
+  const consoleAssets = o.console ? loadConsoleAssets() : null;
   const endpoints: Record<string, { apollo: ApolloServer<ApiContext>; verifier: TokenVerifier }> = {
     '/graphql': { apollo, verifier: o.verifier },
     ...(handoff ? { '/handoff': handoff } : {}),
@@ -88,6 +93,7 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       const r = await o.readiness().catch((e: unknown) => ({ ready: false, checks: { error: String(e) } }));
       return sendJson(res, r.ready ? 200 : 503, r);
     }
+    if (consoleAssets && serveConsole(consoleAssets, req, res, url.pathname)) return;
     const endpoint = endpoints[url.pathname];
     if (!endpoint) return sendJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST' && req.method !== 'GET')

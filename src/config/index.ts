@@ -7,8 +7,8 @@ import { DEFAULT_APPROVER_RULES, parseApproverRules, type ApproverRules } from '
  * ("Configuration"); `load()` validates all of them at once and reports every problem in one message.
  */
 const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes' || v === 'on');
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const csv = z.string().transform((s) =>
   s
@@ -52,6 +52,7 @@ export const ConfigSchema = z
     MUNINN_MAX_TOKEN_TTL_S: int(60, 30 * 86_400).default(86_400),
 
     MUNINN_INTROSPECTION: bool.optional(),
+    MUNINN_CONSOLE: bool.optional(),
     MUNINN_MAX_DEPTH: int(1, 100).default(10),
     MUNINN_MAX_ALIASES: int(1, 1000).default(30),
     MUNINN_MAX_TOKENS: int(100, 1_000_000).default(5000),
@@ -155,6 +156,8 @@ export interface Config {
     readonly host: string;
     readonly port: number;
     readonly introspection: boolean;
+    /** The operator console at /console (static files; it signs in with the user's own token). */
+    readonly console: boolean;
     readonly limits: {
       readonly maxDepth: number;
       readonly maxAliases: number;
@@ -277,6 +280,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       host: c.MUNINN_HOST,
       port: c.MUNINN_PORT,
       introspection: c.MUNINN_INTROSPECTION ?? c.MUNINN_ENV !== 'production',
+      console: c.MUNINN_CONSOLE ?? c.MUNINN_ENV !== 'production',
       limits: {
         maxDepth: c.MUNINN_MAX_DEPTH,
         maxAliases: c.MUNINN_MAX_ALIASES,

@@ -39,7 +39,7 @@ import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 
-const END_OF_TIME = '9999-12-31T23:59:59.999Z';
+export const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
 /** Words of a free-text query as a Lucene OR query, every special character escaped. */
 export function luceneQuery(text: string): string {
@@ -58,10 +58,10 @@ const NODE_KEY = (v: string) =>
  * The Cypher fragment that enforces a ReadScope on a Record bound to `v`: the tenant, then at least one
  * grant whose subtree holds the record and whose label ceiling covers it. Parameters: $tenant, $grants.
  */
-const scopeWhere = (v: string) => `${v}.tenant = $tenant
+export const scopeWhere = (v: string) => `${v}.tenant = $tenant
   AND any(g IN $grants WHERE (g.root IS NULL OR ${v}.namespace = g.root OR ${v}.namespace STARTS WITH g.root + '/')
                          AND ${v}.sensitivity IN g.labels)`;
-const SCOPE_WHERE = scopeWhere('n');
+export const SCOPE_WHERE = scopeWhere('n');
 
 /**
  * The one entity-visibility predicate, on an Entity bound to `e` (the Record scope's parameters plus
@@ -73,7 +73,7 @@ const entityVisible = (e: string) => `${e}.tenant = $tenant
   AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = $allLabels)
        OR EXISTS { MATCH (${e})<-[:ABOUT]-(n:Record) WHERE ${SCOPE_WHERE} })`;
 
-const scopeParams = (s: ReadScope) => ({
+export const scopeParams = (s: ReadScope) => ({
   tenant: s.tenant,
   grants: s.grants.map((g) => ({
     root: g.root,
@@ -157,7 +157,7 @@ export class Neo4jGraphStore implements GraphStore {
   }
 
   /** The structured filter of `records` and `recordCount`: one query text, so a count never disagrees. */
-  private recordFilter(scope: ReadScope, q: RecordQuery, asOf: AsOf, after: string | null) {
+  recordFilter(scope: ReadScope, q: RecordQuery, asOf: AsOf, after: string | null) {
     const current = !asOf.knownAt;
     // Statuses default to what is believed now: not superseded, retracted, rejected or erased.
     // A world-time query (validAt) also admits SUPERSEDED: it was true then.
@@ -1124,7 +1124,7 @@ function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
   };
 }
 
-function toRevisionView(v: Props): RevisionView {
+export function toRevisionView(v: Props): RevisionView {
   return {
     version: Number(v['version']),
     subject: str(v['subject']),
