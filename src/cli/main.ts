@@ -20,6 +20,7 @@ import { createLogger } from '../adapters/logger.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
 import { rebuild } from '../projector/rebuild.ts';
 import { isMuninnError } from '../domain/errors.ts';
+import { projectCmd } from './project.ts';
 import { mcpCmd } from './mcp.ts';
 
 const USAGE = `muninn <command> [options]
@@ -33,6 +34,11 @@ Commands:
   mcp [--transport stdio|http]
                             the MCP bridge: stdio (default; MUNINN_TOKEN, the user's own token) or streamable
                             HTTP on MUNINN_MCP_PORT (an OAuth protected resource; MUNINN_MCP_* settings)
+  project agents-md --namespace NS [--profile codex|claude-code|cursor|system-prompt] [--file F]
+                    [--query Q] [--check] [--force]
+                            write the approved team rules of NS (and its ancestors) into the fenced Muninn
+                            block of F (default: the profile's file), with your own MUNINN_TOKEN; a second
+                            run changes nothing; --check exits 1 when the file would change
   rebuild                   replay the ledger into an emptied graph; print the state hash
   state-hash                print the live canonical state hash
   migrate                   apply Cypher migrations and create the ledger topics
@@ -62,6 +68,8 @@ async function main(argv: string[]): Promise<number> {
       return token(rest);
     case 'mcp':
       return mcpCmd(rest, clientConfig());
+    case 'project':
+      return projectCmd(rest, clientConfig());
     case 'rebuild':
       return rebuildCmd();
     case 'state-hash':
