@@ -5,8 +5,8 @@ import { MuninnError } from '../domain/errors.ts';
  * The bridge's half of OAuth 2.0 Token Exchange (RFC 8693). The bridge never forwards the token its caller
  * sent (audience: the bridge); it presents that token as the subject at the token endpoint, authenticated
  * as itself (client id + secret), and asks for a token for Muninn's API audience. The endpoint (the IdP's;
- * in development Muninn's own `/dev/token`) issues one for the same subject, with the bridge recorded in
- * the `act` chain and a lifetime no longer than the subject token's. Exchanged tokens are cached per
+ * in development Muninn's own `/dev/token`) issues one for the same subject and delegation chain, with the
+ * bridge as its `client_id` and a lifetime no longer than the subject token's. Exchanged tokens are cached per
  * subject token until shortly before they expire.
  */
 export interface ExchangeOptions {

@@ -16,7 +16,7 @@ import type { ToolDef } from './tools.ts';
  *   by the one token verifier; otherwise 401 with `WWW-Authenticate: Bearer resource_metadata="…"`;
  * - /.well-known/oauth-protected-resource[/mcp] tells clients which authorization server to ask;
  * - the caller's token is never forwarded: each tool call uses a token exchanged for the API audience
- *   (see exchange.ts), so the API sees the caller as the subject and the bridge as the actor.
+ *   (see exchange.ts), so the API sees the caller as the subject and the bridge as the OAuth client.
  * Stateless: each POST builds a server for that request's principal (tools offered by its scopes), so no
  * session can outlive or be borrowed from the token that opened it.
  */

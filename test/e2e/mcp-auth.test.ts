@@ -62,7 +62,7 @@ describe('token exchange at the HTTP bridge (no token passthrough)', () => {
     expect(r.status).toBe(401);
   });
 
-  it('only the authenticated bridge can exchange, only bridge tokens, for the same subject with the bridge as actor', async () => {
+  it('only the authenticated bridge can exchange, only bridge tokens, for the same subject with the bridge as client', async () => {
     const subject = await app.token({
       tenant,
       sub: 'alice',
@@ -85,10 +85,18 @@ describe('token exchange at the HTTP bridge (no token passthrough)', () => {
     expect(c['sub']).toBe('alice');
     expect(c['tenant']).toBe(tenant);
     expect(c['scope']).toBe('read');
-    expect(c['act']).toEqual({ sub: app.config.mcp.clientId });
+    expect(c['client_id']).toBe(app.config.mcp.clientId);
+    expect(c['act']).toBeUndefined(); // impersonation: the caller's own chain, the bridge is the client
     expect(c['exp'] as number).toBeLessThanOrEqual(claims(subject)['exp'] as number);
     const r = await app.gql(body.access_token, '{ records(filter: { namespace: "acme" }) { totalCount } }');
     expect(r.status).toBe(200);
+
+    // The caller's own agent stays in the delegation chain; the bridge does not join it.
+    const viaAgent = await app.token({ tenant, sub: 'alice', audience, act: { sub: 'coding-agent' } });
+    const delegated = await exchange(viaAgent, basic(app.config.mcp.clientSecret!));
+    const dc = claims(((await delegated.json()) as { access_token: string }).access_token);
+    expect(dc['act']).toEqual({ sub: 'coding-agent' });
+    expect(dc['client_id']).toBe(app.config.mcp.clientId);
   });
 
   it('401 answers carry WWW-Authenticate with the protected-resource metadata, which names the bridge', async () => {

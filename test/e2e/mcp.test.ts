@@ -130,7 +130,8 @@ describe.each(['http', 'stdio'] as const)('MCP over %s', (name) => {
     expect(receipt.eventIds.length).toBeGreaterThan(0);
     const found = await until(
       () => call(writer, 'query', { namespace: ns, predicate: 'pins' }),
-      (q) => records(q).totalCount === 1,
+      // nodes, not totalCount: the count is read after the page and may already see the new record.
+      (q) => records(q).nodes.length === 1,
     );
     expect(records(found).nodes[0]!.statement.text).toBe(text);
   });

@@ -9,10 +9,16 @@ import { signDevToken, type DevActClaim } from './dev-keys.ts';
  * outside production when MUNINN_MCP_CLIENT_SECRET is set. It does what the IdP does for the MCP bridge:
  * authenticates the bridge (HTTP Basic, its client id and secret), verifies the subject token for the
  * bridge's audience with the one token verifier, and issues a token for the API audience with the same
- * subject, tenant and scopes (narrowed to those requested), the bridge prepended to the `act` chain, and a
- * lifetime of at most the subject token's (and MAX_TTL_S). Signed with the development key, like
- * `muninn token`. Only the registered client can redeem bridge-audience tokens, so a bridge token stolen
- * from a client is worth nothing at the API.
+ * subject, tenant, delegation chain and scopes (narrowed to those requested), a lifetime of at most the
+ * subject token's (and MAX_TTL_S), and `client_id` naming the bridge (RFC 9068). Signed with the
+ * development key, like `muninn token`. Only the registered client can redeem bridge-audience tokens, so a
+ * bridge token stolen from a client is worth nothing at the API.
+ *
+ * No `act` entry for the bridge: the request carries no actor token, so this is RFC 8693 impersonation,
+ * not delegation — and in Muninn every `act` entry is an agent with grants and a party of its own, so the
+ * bridge there would narrow every caller to the bridge's grants and make all its callers one party to
+ * separation of duties (no one could approve a norm proposed through it). The bridge is part of the
+ * deployment, like the API; the caller's own agents stay in the chain.
  */
 export interface DevTokenExchangeOptions {
   readonly stateDir: string;
@@ -71,7 +77,8 @@ export function devTokenExchange(
       scopes,
       ttlSeconds: ttl,
       tenantClaim: o.tenantClaim,
-      act: { sub: o.clientId, ...chain(subject.actors) },
+      clientId: o.clientId,
+      ...chain(subject.actors),
     });
     return {
       status: 200,
@@ -100,7 +107,7 @@ function narrowed(subject: Principal, requested: string | null): Scope[] | undef
   return out.length > 0 ? out : undefined;
 }
 
-/** The subject's existing delegation chain, nested under the bridge (most recent actor outermost). */
+/** The subject's delegation chain, unchanged (most recent actor outermost). */
 function chain(actors: readonly Actor[]): { act?: DevActClaim } {
   let act: DevActClaim | undefined;
   for (const a of [...actors].reverse())
