@@ -1,5 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Principal } from './domain/principal.ts';
+import type { Principal, Scope } from './domain/principal.ts';
+import type { TokenVerifier } from './ports/token-verifier.ts';
+import { devTokenExchange } from './adapters/auth/dev-token-exchange.ts';
 import { receiptKey } from './domain/commands.ts';
 import type { EvaluatePorts } from './eval/evaluate.ts';
 import { load, type Config } from './config/index.ts';
@@ -12,7 +14,7 @@ import { fileOutboxReader, HandoffService } from './handoff/contract.ts';
 import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys } from './adapters/auth/dev-keys.ts';
-import { startApi, type RunningApi } from './api/server.ts';
+import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
 import { ProjectionWaiter } from './adapters/projection-waiter.ts';
@@ -67,6 +69,37 @@ export function connectAdapters(
     logger,
   });
   return { store, ledger };
+}
+
+/** The one token verifier (jose against the configured JWKS), for one audience. */
+export function tokenVerifier(config: Config, audience: string, requireScope?: Scope): TokenVerifier {
+  return createJoseVerifier({
+    jwks: config.auth.jwks,
+    issuer: config.auth.issuer,
+    audience,
+    algorithms: config.auth.algorithms,
+    clockSkewS: config.auth.clockSkewS,
+    tenantClaim: config.auth.tenantClaim,
+    maxTokenTtlS: config.auth.maxTokenTtlS,
+    ...(requireScope ? { requireScope } : {}),
+  });
+}
+
+/** Outside production, with the bridge's client secret set: the development token-exchange endpoint. */
+function devTokenRoute(config: Config): Record<string, FormRoute> {
+  const secret = config.mcp.clientSecret;
+  if (config.env === 'production' || !secret) return {};
+  return {
+    '/dev/token': devTokenExchange({
+      stateDir: config.stateDir,
+      issuer: config.auth.issuer,
+      tenantClaim: config.auth.tenantClaim,
+      subjectVerifier: tokenVerifier(config, config.mcp.audience),
+      targetAudience: config.auth.audience,
+      clientId: config.mcp.clientId,
+      clientSecret: secret,
+    }),
+  };
 }
 
 export async function createEmbedder(config: Config): Promise<Embedder & { close?: () => Promise<void> }> {
@@ -230,15 +263,7 @@ export async function startMuninn(
   let embedder: (Embedder & { close?: () => Promise<void> }) | undefined;
   if (config.role !== 'projector') {
     if (config.env !== 'production' && config.auth.jwks.kind === 'file') await ensureDevKeys(config.stateDir);
-    const verifier = createJoseVerifier({
-      jwks: config.auth.jwks,
-      issuer: config.auth.issuer,
-      audience: config.auth.audience,
-      algorithms: config.auth.algorithms,
-      clockSkewS: config.auth.clockSkewS,
-      tenantClaim: config.auth.tenantClaim,
-      maxTokenTtlS: config.auth.maxTokenTtlS,
-    });
+    const verifier = tokenVerifier(config, config.auth.audience);
     const built = await buildServices(config, store, ledger, waiter, logger);
     embedder = built.embedder;
     const { records, writes } = built;
@@ -257,20 +282,13 @@ export async function startMuninn(
       handoff: {
         schema: buildHandoffSchema(handoff),
         verifier: handoffVerifier(
-          createJoseVerifier({
-            jwks: config.auth.jwks,
-            issuer: config.auth.issuer,
-            audience: config.auth.handoffAudience,
-            algorithms: config.auth.algorithms,
-            clockSkewS: config.auth.clockSkewS,
-            tenantClaim: config.auth.tenantClaim,
-            maxTokenTtlS: config.auth.maxTokenTtlS,
-            requireScope: 'handoff',
-          }),
+          tokenVerifier(config, config.auth.handoffAudience, 'handoff'),
           neo4jTokenReplayGuard(store.db),
           config.handoff.maxTokenTtlS,
         ),
       },
+      corsOrigins: config.corsOrigins,
+      formRoutes: devTokenRoute(config),
       services: {
         records,
         writes,

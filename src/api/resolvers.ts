@@ -10,6 +10,7 @@ import type { Proposal } from '../ports/graph.ts';
 import { projectionViewFor, type ProjectionStatus } from '../records/projection-status.ts';
 import { badInput, forbidden } from '../domain/errors.ts';
 import { hasScope } from '../domain/principal.ts';
+import { recordNamedByHandle } from '../domain/handles.ts';
 import type { ApiContext } from './context.ts';
 import { DateTime, JSONScalar } from './scalars.ts';
 
@@ -156,6 +157,11 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
           // Resolved only when asked for; the same scope and filter as the page.
           totalCount: () => s.records.recordCount(ctx.principal, query, asOfArg(a['asOf'])),
         };
+      },
+      expand: async (_: unknown, a: Args, ctx: ApiContext) => {
+        const id = recordNamedByHandle(String(a['handle']));
+        if (!id) throw badInput('not a recall handle (h:<recordId>.<mac>)');
+        return withPrincipal(ctx.principal)(await s.records.record(ctx.principal, id, asOfArg(a['asOf'])));
       },
       history: async (_: unknown, a: Args, ctx: ApiContext) =>
         (await s.records.history(ctx.principal, String(a['id']))).map(revision),

@@ -7,6 +7,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Logger } from '../ports/logger.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
 import { authenticate, type ApiContext } from './context.ts';
+import { applyCors, graphqlCors } from './cors.ts';
 import { formatError } from './errors.ts';
 import { loadConsoleAssets, serveConsole } from './console.ts';
 import { apolloLimitsPlugin, limitRules, type QueryLimits } from './limits.ts';
@@ -30,9 +31,19 @@ export interface ApiOptions {
   readonly logger: Logger;
   /** The Heimdall handoff contract at /handoff: its own schema and credential rules (HTTP only). */
   readonly handoff?: { readonly schema: GraphQLSchema; readonly verifier: TokenVerifier };
+  /** Browser origins allowed to call /graphql (CORS); none when absent. */
+  readonly corsOrigins?: readonly string[];
+  /** Form-encoded POST endpoints served beside GraphQL (the development token endpoint). */
+  readonly formRoutes?: Readonly<Record<string, FormRoute>>;
   /** Liveness is "the process answers"; readiness is this. */
   readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }
+
+/** A POST endpoint taking an `application/x-www-form-urlencoded` body (OAuth style) and answering JSON. */
+export type FormRoute = (
+  form: URLSearchParams,
+  authorization: string | undefined,
+) => Promise<{ readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }>;
 
 export interface RunningApi {
   readonly url: string;
@@ -86,9 +97,15 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
   http.requestTimeout = 60_000;
   http.headersTimeout = 15_000;
 
+  const cors = graphqlCors(o.corsOrigins ?? []);
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    // Other origins are served without CORS headers (the browser keeps the response from them).
+    if (url.pathname === '/graphql' && applyCors(req, res, cors) === 'answered') return;
+    const form = o.formRoutes?.[url.pathname];
+    if (form) return serveForm(req, res, form, o.limits.maxBodyBytes);
     if (url.pathname === '/readyz') {
       const r = await o.readiness().catch((e: unknown) => ({ ready: false, checks: { error: String(e) } }));
       return sendJson(res, r.ready ? 200 : 503, r);
@@ -170,6 +187,22 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       await handoff?.apollo.stop();
     },
   };
+}
+
+async function serveForm(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: FormRoute,
+  maxBodyBytes: number,
+): Promise<void> {
+  if (req.method !== 'POST') return sendJson(res, 405, { error: 'invalid_request' });
+  const body = await readBody(req, maxBodyBytes);
+  if (body === 'too-large') return sendJson(res, 413, { error: 'invalid_request' });
+  const r = await route(new URLSearchParams(body), req.headers.authorization);
+  for (const [k, v] of Object.entries(r.headers ?? {})) res.setHeader(k, v);
+  // RFC 6749 §5.1: token responses are never cached.
+  res.setHeader('cache-control', 'no-store');
+  sendJson(res, r.status, r.body);
 }
 
 function closeServer(s: Server): Promise<void> {

@@ -20,6 +20,8 @@ import { createLogger } from '../adapters/logger.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
 import { rebuild } from '../projector/rebuild.ts';
 import { isMuninnError } from '../domain/errors.ts';
+import { projectCmd } from './project.ts';
+import { mcpCmd } from './mcp.ts';
 
 const USAGE = `muninn <command> [options]
 
@@ -29,6 +31,14 @@ Commands:
   token --tenant T --sub S --scopes read,write [--ttl 1h] [--audience A] [--act-sub X]
                             print a development token signed by the local dev key (--ttl at most
                             MUNINN_MAX_TOKEN_TTL_S, default 24h)
+  mcp [--transport stdio|http]
+                            the MCP bridge: stdio (default; MUNINN_TOKEN, the user's own token) or streamable
+                            HTTP on MUNINN_MCP_PORT (an OAuth protected resource; MUNINN_MCP_* settings)
+  project agents-md --namespace NS [--profile codex|claude-code|cursor|system-prompt] [--file F]
+                    [--query Q] [--check] [--force]
+                            write the approved team rules of NS (and its ancestors) into the fenced Muninn
+                            block of F (default: the profile's file), with your own MUNINN_TOKEN; a second
+                            run changes nothing; --check exits 1 when the file would change
   rebuild                   replay the ledger into an emptied graph; print the state hash
   state-hash                print the live canonical state hash
   migrate                   apply Cypher migrations and create the ledger topics
@@ -56,6 +66,10 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     case 'token':
       return token(rest);
+    case 'mcp':
+      return mcpCmd(rest, clientConfig());
+    case 'project':
+      return projectCmd(rest, clientConfig());
     case 'rebuild':
       return rebuildCmd();
     case 'state-hash':
@@ -94,6 +108,11 @@ function config(): Config {
   return load();
 }
 
+/** Commands that are clients of the API (token, mcp, project) need no Neo4j or Kafka settings. */
+function clientConfig(): Config {
+  return load({ NEO4J_URI: 'bolt://unused', KAFKA_BROKERS: 'unused:0', ...process.env });
+}
+
 async function token(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
@@ -111,7 +130,7 @@ async function token(args: string[]): Promise<number> {
     return 2;
   }
   // Tokens only need the auth settings; the servers need not be configured.
-  const c = load({ NEO4J_URI: 'bolt://unused', KAFKA_BROKERS: 'unused:0', ...process.env });
+  const c = clientConfig();
   const ttlSeconds = parseTtl(values.ttl);
   // The API refuses longer-lived tokens (MUNINN_MAX_TOKEN_TTL_S): do not print one it would refuse.
   if (ttlSeconds > c.auth.maxTokenTtlS) {

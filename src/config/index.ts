@@ -96,6 +96,18 @@ export const ConfigSchema = z
     MUNINN_CURATOR_NAMESPACE: NamespacePath.default('handoff'),
     MUNINN_DEFAULT_CLEARANCE: z.enum(['NONE', ...Sensitivities]).default('CONFIDENTIAL'),
     MUNINN_REVIEW_APPROVERS: z.string().default(DEFAULT_APPROVER_RULES),
+
+    MUNINN_CORS_ORIGINS: csv.pipe(z.array(z.url())).default([]),
+    MUNINN_GRAPHQL_URL: z.url().optional(),
+    MUNINN_TOKEN: z.string().min(1).optional(),
+    MUNINN_MCP_HOST: z.string().min(1).default('127.0.0.1'),
+    MUNINN_MCP_PORT: int(0, 65535).default(4100),
+    MUNINN_MCP_AUDIENCE: z.string().min(1).optional(),
+    MUNINN_MCP_WRITE_TOOLS: bool.default(false),
+    MUNINN_MCP_EXCHANGE_URL: z.url().optional(),
+    MUNINN_MCP_CLIENT_ID: z.string().min(1).default('muninn-mcp'),
+    MUNINN_MCP_CLIENT_SECRET: z.string().min(32).optional(),
+    MUNINN_MCP_AUTHORIZATION_SERVERS: csv.pipe(z.array(z.url())).optional(),
   })
   .superRefine((c, ctx) => {
     for (const message of parseApproverRules(c.MUNINN_REVIEW_APPROVERS).problems)
@@ -137,6 +149,13 @@ export const ConfigSchema = z
         message: 'production needs MUNINN_FINGERPRINT_KEY (≥ 32 chars; the same on every API process)',
       });
     }
+    for (const origin of c.MUNINN_CORS_ORIGINS)
+      if (URL.canParse(origin) && new URL(origin).origin !== origin)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['MUNINN_CORS_ORIGINS'],
+          message: `entries are origins (scheme://host[:port], no path), got "${origin}"`,
+        });
     if (c.MUNINN_ENV === 'production' && !c.MUNINN_AUTH_JWKS_URL && !c.MUNINN_AUTH_JWKS_FILE) {
       ctx.addIssue({
         code: 'custom',
@@ -228,6 +247,24 @@ export interface Config {
     readonly stateFile: string;
     readonly curatorTenant: string | undefined;
     readonly curatorNamespace: string;
+  };
+  /** Browser origins allowed to call /graphql and the MCP bridge (CORS); none by default. */
+  readonly corsOrigins: readonly string[];
+  /** Client commands (`muninn mcp` over stdio, `muninn project`): where GraphQL is, and the user's own token. */
+  readonly client: { readonly graphqlUrl: string; readonly token: string | undefined };
+  /** The MCP bridge (`muninn mcp`). */
+  readonly mcp: {
+    readonly host: string;
+    readonly port: number;
+    /** The bridge's resource identifier (RFC 8707/9728): the `aud` its callers' tokens must carry. */
+    readonly audience: string;
+    readonly writeTools: boolean;
+    /** RFC 8693 token endpoint the bridge exchanges its callers' tokens at (the IdP's; dev: Muninn's). */
+    readonly exchangeUrl: string | undefined;
+    readonly clientId: string;
+    /** The bridge's client secret at the token endpoint; the dev endpoint is served only when set. */
+    readonly clientSecret: string | undefined;
+    readonly authorizationServers: readonly string[];
   };
   /** MAC key of recall handles; every API process of a deployment needs the same one. Random when unset. */
   readonly handleKey: string | undefined;
@@ -356,6 +393,26 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       defaultClearance: c.MUNINN_DEFAULT_CLEARANCE === 'NONE' ? null : c.MUNINN_DEFAULT_CLEARANCE,
     },
     review: { approvers: parseApproverRules(c.MUNINN_REVIEW_APPROVERS).rules },
+    corsOrigins: c.MUNINN_CORS_ORIGINS,
+    client: {
+      graphqlUrl: c.MUNINN_GRAPHQL_URL ?? `http://${c.MUNINN_HOST}:${c.MUNINN_PORT}/graphql`,
+      token: c.MUNINN_TOKEN,
+    },
+    mcp: {
+      host: c.MUNINN_MCP_HOST,
+      port: c.MUNINN_MCP_PORT,
+      audience: c.MUNINN_MCP_AUDIENCE ?? `http://${c.MUNINN_MCP_HOST}:${c.MUNINN_MCP_PORT}/mcp`,
+      writeTools: c.MUNINN_MCP_WRITE_TOOLS,
+      // Outside production the API serves a development token endpoint (the stand-in for the IdP's).
+      exchangeUrl:
+        c.MUNINN_MCP_EXCHANGE_URL ??
+        (c.MUNINN_ENV === 'production' ? undefined : `http://${c.MUNINN_HOST}:${c.MUNINN_PORT}/dev/token`),
+      clientId: c.MUNINN_MCP_CLIENT_ID,
+      clientSecret: c.MUNINN_MCP_CLIENT_SECRET,
+      authorizationServers:
+        c.MUNINN_MCP_AUTHORIZATION_SERVERS ??
+        (URL.canParse(c.MUNINN_AUTH_ISSUER) ? [c.MUNINN_AUTH_ISSUER] : []),
+    },
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,
       audience: c.MUNINN_AUTH_AUDIENCE,

@@ -13,9 +13,19 @@ export function handleFor(recallId: string, recordId: string, key = '', caller =
 const mac = (key: string, recallId: string, recordId: string, caller: string): string =>
   createHmac('sha256', key).update(`${recallId}\u0000${recordId}\u0000${caller}`).digest('hex').slice(0, 16);
 
+const HANDLE_RE = /^h:(.+)\.([0-9a-f]{16})$/;
+
+/**
+ * The record id a handle names, by its form alone (no recall or caller to check the MAC against): what `expand`
+ * reads. Naming a record grants nothing; the reader's entitlement decides, as for `record(id)`.
+ */
+export function recordNamedByHandle(handle: string): string | undefined {
+  return HANDLE_RE.exec(handle)?.[1];
+}
+
 /** The record id a handle names, when the handle is one this recall (under this key) gave to `caller`. */
 export function recordOfHandle(recallId: string, handle: string, key = '', caller = ''): string | undefined {
-  const m = /^h:(.+)\.([0-9a-f]{16})$/.exec(handle);
+  const m = HANDLE_RE.exec(handle);
   if (!m) return undefined;
   const expected = Buffer.from(mac(key, recallId, m[1]!, caller));
   const given = Buffer.from(m[2]!);

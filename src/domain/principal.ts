@@ -26,7 +26,7 @@ export interface Principal {
 export const principalKey = (p: Pick<Principal, 'iss' | 'sub'>): string => `${p.iss}|${p.sub}`;
 
 /** `admin` implies read, write and review; `handoff` is only ever granted explicitly (Heimdall's identity). */
-export const hasScope = (p: Principal, s: Scope): boolean =>
+export const hasScope = (p: Pick<Principal, 'scopes'>, s: Scope): boolean =>
   p.scopes.has(s) || (s !== 'handoff' && p.scopes.has('admin'));
 
 /** Muninn's own identity for a job (curator, eval): reads and writes one tenant, acts for no one. */

@@ -1,3 +1,4 @@
+import { isApprovedInstruction } from '../domain/instructions.ts';
 import { z } from 'zod';
 import { EntityRef, parseCommand } from '../domain/commands.ts';
 import { Instant, NamespacePath, RecordClasses } from '../domain/model.ts';
@@ -140,7 +141,7 @@ export class RecallService {
       return toRecallItem(b, r, {
         authority: authority(r),
         // Recorded by a review (fold.ts), never inferred: an auto-admitted norm is data, not an instruction.
-        approved: r.class === 'NORMATIVE' && r.status === 'ACTIVE' && r.approvedAt !== null,
+        approved: isApprovedInstruction(r),
         contradicts: r.contradicts,
         anchor: anchorOf.get(b.id) ?? null,
       });

@@ -37,6 +37,8 @@ export interface SignDevTokenOptions {
   readonly scopes: readonly string[];
   readonly ttlSeconds: number;
   readonly act?: DevActClaim;
+  /** RFC 9068 `client_id`: the OAuth client the token was issued to (the MCP bridge, for exchanged tokens). */
+  readonly clientId?: string;
   /** Defaults to `tenant`. */
   readonly tenantClaim?: string;
   /** Defaults to a random UUID. */
@@ -122,6 +124,7 @@ export async function signDevToken(opts: SignDevTokenOptions): Promise<string> {
   const claims: Record<string, unknown> = { [tenantClaim]: opts.tenant };
   if (opts.scopes.length > 0) claims['scope'] = opts.scopes.join(' ');
   if (opts.act) claims['act'] = actToJson(opts.act);
+  if (opts.clientId) claims['client_id'] = opts.clientId;
 
   const now = Math.floor(Date.now() / 1000);
   return new SignJWT(claims)
