@@ -49,9 +49,10 @@ try {
     const report = JSON.parse(readFileSync(out, 'utf8'));
     results.passed += report.numPassedTests;
     results.failed += report.numFailedTests;
-    // A file that failed to load counts as a failure even though it ran no test.
+    // A file that failed without a failed test (it did not load, or a beforeAll threw and its tests
+    // were skipped) counts as one failure: otherwise a broken file would leave the total green.
     results.failed += report.testResults.filter(
-      (f) => f.status === 'failed' && f.assertionResults.length === 0,
+      (f) => f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed'),
     ).length;
   } catch {
     results.failed++;

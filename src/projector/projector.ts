@@ -56,7 +56,9 @@ export class Projector {
       onBatch: async (batch) => {
         for (let i = 0; i < batch.messages.length; i += this.o.batchMax) {
           const t0 = performance.now();
-          const res = await applyBatch(deps, batch.partition, batch.messages.slice(i, i + this.o.batchMax));
+          const res = await this.keepingMembership(batch.heartbeat, () =>
+            applyBatch(deps, batch.partition, batch.messages.slice(i, i + this.o.batchMax)),
+          );
           if (res.deadLettered > 0)
             log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
           log.debug(
@@ -79,6 +81,22 @@ export class Projector {
       log.error({ err: this._state.error }, 'projector consumer crashed');
     });
     log.info({ topic: this.o.topic, group: this.o.groupId }, 'projector running');
+  }
+
+  /**
+   * Heartbeats while one chunk is applied. A graph transaction slower than the session timeout (a busy
+   * or restarting Neo4j) would otherwise get this member evicted: the group rebalances, the chunk's work
+   * is thrown away and fetched again, and every write waits for the projection meanwhile. A failed
+   * heartbeat is left to the consumer (it rejoins); the chunk's own outcome decides.
+   */
+  private async keepingMembership<T>(heartbeat: () => Promise<void>, work: () => Promise<T>): Promise<T> {
+    const every = Math.max(500, Math.floor(this.o.sessionTimeoutMs / 5));
+    const timer = setInterval(() => void heartbeat().catch(() => undefined), every);
+    try {
+      return await work();
+    } finally {
+      clearInterval(timer);
+    }
   }
 
   async stop(): Promise<void> {
