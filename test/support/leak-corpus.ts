@@ -582,10 +582,10 @@ export async function grant(
 
 /** Seeds the corpus into a fresh Muninn: records, conflicts, grants (one revoked), tokens, ground truth. */
 export async function setupLeakCorpus(
-  o: { seedMore?: () => Promise<void> } = {},
+  o: { seedMore?: () => Promise<void>; appConfig?: Record<string, string> } = {},
 ): Promise<{ app: TestApp; iss: string; seedMs: number }> {
   const t0 = performance.now();
-  state.app = await startApp();
+  state.app = await startApp(o.appConfig);
   state.iss = state.app.config.auth.issuer;
   tenants.T = freshTenant('leak');
   tenants.U = freshTenant('leaku');

@@ -83,22 +83,37 @@ export interface McpStack {
   stop(): Promise<void>;
 }
 
-export async function startMcpStack(extra: Record<string, string> = {}): Promise<McpStack> {
+/** What the app needs so that bridges can exchange tokens at its development token endpoint. */
+export async function mcpAppConfig(extra: Record<string, string> = {}) {
   const port = await freePort();
-  const audience = `http://127.0.0.1:${port}/mcp`;
-  const shared = {
-    MUNINN_MCP_CLIENT_SECRET: randomBytes(24).toString('hex'),
-    MUNINN_MCP_AUDIENCE: audience,
-    // Expired means expired: no skew, so a 1 s token is refused a second later.
-    MUNINN_AUTH_CLOCK_SKEW_S: '0',
-    // Writes that wait for the projection: generous on a loaded 2-core machine (a miss is PENDING).
-    MUNINN_AWAIT_TIMEOUT_MS: '120000',
-    ...extra,
+  return {
+    port,
+    audience: `http://127.0.0.1:${port}/mcp`,
+    env: {
+      MUNINN_MCP_CLIENT_SECRET: randomBytes(24).toString('hex'),
+      MUNINN_MCP_AUDIENCE: `http://127.0.0.1:${port}/mcp`,
+      // Expired means expired: no skew, so a 1 s token is refused a second later.
+      MUNINN_AUTH_CLOCK_SKEW_S: '0',
+      // Writes that wait for the projection: generous on a loaded 2-core machine (a miss is PENDING).
+      MUNINN_AWAIT_TIMEOUT_MS: '120000',
+      ...extra,
+    } as Record<string, string>,
   };
-  const app = await startApp(shared);
+}
+
+export async function startMcpStack(extra: Record<string, string> = {}): Promise<McpStack> {
+  const cfg = await mcpAppConfig(extra);
+  return bridgesFor(await startApp(cfg.env), cfg);
+}
+
+/** Two HTTP bridges (write tools on and off) in front of a running app started with `cfg.env`. */
+export async function bridgesFor(
+  app: TestApp,
+  cfg: { port: number; audience: string; env: Record<string, string> },
+): Promise<McpStack> {
   const bridgeEnv = {
     ...endpoints(),
-    ...shared,
+    ...cfg.env,
     MUNINN_ENV: 'test',
     MUNINN_STATE_DIR: app.config.stateDir,
     MUNINN_LOG_LEVEL: 'silent',
@@ -106,7 +121,7 @@ export async function startMcpStack(extra: Record<string, string> = {}): Promise
     MUNINN_MCP_EXCHANGE_URL: app.url.replace(/graphql$/, 'dev/token'),
   };
   const bridge = await startMcpHttpBridge(
-    load({ ...bridgeEnv, MUNINN_MCP_PORT: String(port), MUNINN_MCP_WRITE_TOOLS: 'true' }),
+    load({ ...bridgeEnv, MUNINN_MCP_PORT: String(cfg.port), MUNINN_MCP_WRITE_TOOLS: 'true' }),
     silentLogger,
   );
   const readOnlyBridge = await startMcpHttpBridge(
@@ -118,7 +133,7 @@ export async function startMcpStack(extra: Record<string, string> = {}): Promise
     app,
     bridge,
     readOnlyBridge,
-    audience,
+    audience: cfg.audience,
     clients,
     async stop() {
       await Promise.allSettled(clients.map((c) => c.close()));
