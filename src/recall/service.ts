@@ -12,7 +12,8 @@ import { blend, featuresOf, rrf, toRecallItem } from './fuse.ts';
 import { dropNearDuplicates, pack, type Pack } from './pack.ts';
 import { filterVisible, resolvePrecedence } from './precedence.ts';
 import { classHints, getRecipe } from './recipes.ts';
-import { phrases, rankLexical } from './lexical.ts';
+import { collapseBySpan, spanKey } from './collapse.ts';
+import { lexicalDocuments, phrases, rankLexical } from './lexical.ts';
 
 /** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
 const LEXICAL_FETCH = 500;
@@ -95,36 +96,52 @@ export class RecallService {
         : Promise.resolve([]),
     ]);
     const anchors = [...new Set([...given.map((a) => a.id), ...mentioned])].slice(0, 16);
-    const [lexical, vec, graph, inherited] = await Promise.all([
-      recipe.arms.lexical
-        ? timed('lexical', async () =>
-            rankLexical(cmd.query, await this.d.store.lexicalArm(q, cmd.query, LEXICAL_FETCH), q.k),
-          )
-        : [],
+    const [[lexical, context], vec, graph, inherited] = await Promise.all([
+      recipe.arms.lexical || recipe.arms.context
+        ? timed('lexical', async () => {
+            const docs = (await this.d.store.lexicalArm(q, cmd.query, LEXICAL_FETCH)).map(lexicalDocuments);
+            return [
+              recipe.arms.lexical
+                ? rankLexical(
+                    cmd.query,
+                    docs.map((d) => d.own),
+                    q.k,
+                  )
+                : [],
+              recipe.arms.context
+                ? rankLexical(
+                    cmd.query,
+                    docs.map((d) => d.withContext),
+                    q.k,
+                  )
+                : [],
+            ];
+          })
+        : [[], []],
       recipe.arms.vector && vector ? timed('vector', () => this.d.store.vectorArm(q, [...vector])) : [],
       recipe.arms.graph ? timed('graph', () => this.d.store.graphArm(q, anchors)) : [],
       recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [],
     ]);
 
     const t0 = performance.now();
-    const fused = rrf(
-      [
-        { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
-        { arm: 'vector', ids: vec, weight: recipe.armWeights.vector ?? 1 },
-        { arm: 'graph', ids: graph.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
-        { arm: 'scope', ids: inherited, weight: recipe.armWeights.scope ?? 1 },
-      ].filter((l) => l.ids.length > 0),
-      recipe.rrfK,
-    );
+    const armLists = [
+      { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
+      { arm: 'context', ids: context, weight: recipe.armWeights.context ?? 1 },
+      { arm: 'vector', ids: vec, weight: recipe.armWeights.vector ?? 1 },
+      { arm: 'graph', ids: graph.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
+      { arm: 'scope', ids: inherited, weight: recipe.armWeights.scope ?? 1 },
+    ].filter((l) => l.ids.length > 0);
     const records = new Map(
-      (
-        await this.d.store.recordsByIds(
-          scope,
-          fused.map((f) => f.id),
-          q.knownAt,
-        )
-      ).map((r) => [r.id, r]),
+      (await this.d.store.recordsByIds(scope, [...new Set(armLists.flatMap((l) => l.ids))], q.knownAt)).map(
+        (r) => [r.id, r],
+      ),
     );
+    // Records citing the same span (a turn's observation and its sentences' statements) are one item.
+    const keyOf = (id: string) => {
+      const r = records.get(id);
+      return r && spanKey(r);
+    };
+    const fused = rrf(collapseBySpan(armLists, keyOf, recipe.rrfK), recipe.rrfK);
     const authority = (r: { confidence: number; class: string }) =>
       r.class === 'NORMATIVE' ? 0.95 : Math.min(0.85, r.confidence);
     const features = new Map(

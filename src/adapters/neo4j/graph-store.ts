@@ -38,6 +38,8 @@ import type { Approval } from '../../domain/review.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
+import { scopeClause, scopeTerms } from './scope-terms.ts';
+import { TURN_CONTEXT_EXT } from '../../domain/turn-context.ts';
 
 const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
@@ -49,6 +51,14 @@ export function luceneQuery(text: string): string {
     .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
   return [...new Set(words)].join(' OR ');
 }
+
+const lexicalCandidate = (r: Neo4jRecord): LexicalCandidate => ({
+  id: String(r.get('id')),
+  subject: String(r.get('subject')),
+  text: String(r.get('text')),
+  context: optStr(r.get('context')),
+  validFrom: String(r.get('validFrom')),
+});
 
 /** A node's stable key in the canonical dump (records, entities, episodes by id; revisions and chunks by parent). */
 const NODE_KEY = (v: string) =>
@@ -86,7 +96,27 @@ export class Neo4jGraphStore implements GraphStore {
   constructor(readonly db: CypherExecutor) {}
 
   async migrate(): Promise<{ applied: string[] }> {
-    return { applied: await applyMigrations(this.db) };
+    const applied = await applyMigrations(this.db);
+    await this.backfillScopeTerms();
+    return { applied };
+  }
+
+  /** Records projected before migration 009 get their scope terms (one write per namespace). */
+  private async backfillScopeTerms(): Promise<void> {
+    const res = await this.db.read(
+      'migrations.scopeTermsMissing',
+      `MATCH (n:Record) WHERE n.scopeTerms IS NULL RETURN DISTINCT n.tenant AS tenant, n.namespace AS ns`,
+    );
+    for (const r of res.records) {
+      const tenant = String(r.get('tenant'));
+      const ns = String(r.get('ns'));
+      await this.db.write(
+        'migrations.scopeTerms',
+        `MATCH (n:Record) WHERE n.tenant = $tenant AND n.namespace = $ns AND n.scopeTerms IS NULL
+         SET n.scopeTerms = $terms`,
+        { tenant, ns, terms: scopeTerms(tenant, ns) },
+      );
+    }
   }
 
   migrationsApplied(): Promise<boolean> {
@@ -507,44 +537,50 @@ export class Neo4jGraphStore implements GraphStore {
   async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
     const terms = [...new Set(lexicalTerms(text))];
     if (terms.length === 0) return [];
-    // A small request scope: read its visible records that contain a query term, all of them (the
-    // fulltext index would stream every tenant's matches first). Ranking is word-level in the service.
+    // A small request scope: read its visible records whose text, subject or turn context contains a
+    // query term, all of them. Ranking is word-level in the service (src/recall/lexical.ts).
     if ((await this.subtreeSize(q)) <= Neo4jGraphStore.EXACT_BELOW) {
       const res = await this.db.read(
         'recall.lexicalScan',
         `${Neo4jGraphStore.SUBTREE}
          WITH n WHERE ${Neo4jGraphStore.ARM_WHERE}
-         WITH n, CASE WHEN $knownAt IS NULL THEN n.text ELSE COLLECT {
+         WITH n, CASE WHEN $knownAt IS NULL THEN n {.subject, .text} ELSE COLLECT {
            MATCH (n)-[:HAS_REVISION]->(v:Revision)
-           WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt) RETURN v.text }[0] END AS text
-         WHERE any(t IN $terms WHERE toLower(text) CONTAINS t)
-         RETURN n.id AS id, text ORDER BY id`,
+           WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+           RETURN v {.subject, .text} }[0] END AS s
+         WITH n, s, toLower(s.subject + ' ' + s.text + ' ' + coalesce(n.context, '')) AS doc
+         WHERE any(t IN $terms WHERE doc CONTAINS t)
+         RETURN n.id AS id, s.subject AS subject, s.text AS text, n.context AS context, n.validFrom AS validFrom
+         ORDER BY id`,
         { ...this.armParams(q), terms },
       );
-      return res.records.map((r) => ({ id: String(r.get('id')), text: String(r.get('text')) }));
+      return res.records.map(lexicalCandidate);
     }
     return this.lexicalIndexed(q, text, fetch);
   }
 
   private async lexicalIndexed(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
-    const lucene = luceneQuery(text);
-    if (!lucene) return [];
-    // The fulltext procedure streams every match by score; the WHERE filters the stream before LIMIT.
-    // Ranking happens in the recall service with statistics over these (visible) candidates only.
-    // As known at a past time, the text searched is the text each record had then.
+    const words = luceneQuery(text);
+    if (!words) return [];
+    // The scope terms make Lucene match only records in the request's namespaces of this tenant; the
+    // WHERE still applies entitlement. Ranking happens in the recall service with statistics over these
+    // (visible) candidates only. As known at a past time, the text searched is the text each record had then.
+    const lucene = `+${scopeClause(q.scope.tenant, q.namespace)} +(${words})`;
     const res = await this.db.read(
       'recall.lexical',
       q.knownAt === null
-        ? `CALL db.index.fulltext.queryNodes('record_text', $lucene) YIELD node AS n, score
+        ? `CALL db.index.fulltext.queryNodes('record_search', $lucene) YIELD node AS n, score
            WHERE ${Neo4jGraphStore.ARM_WHERE}
-           RETURN n.id AS id, n.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`
-        : `CALL db.index.fulltext.queryNodes('revision_text', $lucene) YIELD node AS v, score
+           RETURN n.id AS id, n.subject AS subject, n.text AS text, n.context AS context, n.validFrom AS validFrom
+           ORDER BY score DESC, id LIMIT toInteger($fetch)`
+        : `CALL db.index.fulltext.queryNodes('revision_text', $words) YIELD node AS v, score
            WHERE v.tenant = $tenant AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
            MATCH (n:Record {tenant: $tenant, id: v.recordId}) WHERE ${Neo4jGraphStore.ARM_WHERE}
-           RETURN n.id AS id, v.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`,
-      { ...this.armParams(q), lucene, fetch },
+           RETURN n.id AS id, v.subject AS subject, v.text AS text, n.context AS context, n.validFrom AS validFrom
+           ORDER BY score DESC, id LIMIT toInteger($fetch)`,
+      { ...this.armParams(q), lucene, words, fetch },
     );
-    return res.records.map((r) => ({ id: String(r.get('id')), text: String(r.get('text')) }));
+    return res.records.map(lexicalCandidate);
   }
 
   async vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]> {
@@ -976,6 +1012,8 @@ function recordRow(r: RecordState) {
       embedding: r.embedding?.vector ?? null,
       embeddingModel: r.embedding?.modelId ?? null,
       episodeId: r.episodeId,
+      context: typeof r.ext[TURN_CONTEXT_EXT] === 'string' ? r.ext[TURN_CONTEXT_EXT] : null,
+      scopeTerms: scopeTerms(r.tenant, r.namespace),
       reinforcements: r.reinforcements,
       feedbackUsed: r.feedback.used,
       feedbackIgnored: r.feedback.ignored,
