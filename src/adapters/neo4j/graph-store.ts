@@ -569,10 +569,12 @@ export class Neo4jGraphStore implements GraphStore {
     const res = await this.db.read(
       'recall.lexical',
       q.knownAt === null
-        ? `CALL db.index.fulltext.queryNodes('record_search', $lucene) YIELD node AS n, score
+        ? // The procedure yields best score first: no ORDER BY, so LIMIT ends the stream after $fetch
+          // visible matches instead of checking every match in scope (a whole tenant has tens of thousands).
+          `CALL db.index.fulltext.queryNodes('record_search', $lucene) YIELD node AS n
            WHERE ${Neo4jGraphStore.ARM_WHERE}
            RETURN n.id AS id, n.subject AS subject, n.text AS text, n.context AS context, n.validFrom AS validFrom
-           ORDER BY score DESC, id LIMIT toInteger($fetch)`
+           LIMIT toInteger($fetch)`
         : `CALL db.index.fulltext.queryNodes('revision_text', $words) YIELD node AS v, score
            WHERE v.tenant = $tenant AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
            MATCH (n:Record {tenant: $tenant, id: v.recordId}) WHERE ${Neo4jGraphStore.ARM_WHERE}
