@@ -970,7 +970,7 @@ function observationExt(
   st: { class: RecordClass },
   cited: readonly EpisodeTurn[],
   turns: readonly EpisodeTurn[],
-  screens: ReadonlyArray<{ labelFloor: Sensitivity }>,
+  screens: ReadonlyArray<{ labelFloor: Sensitivity; reasons: readonly string[] }>,
   ceiling: Sensitivity,
 ): Record<string, unknown> {
   if (st.class !== OBSERVATION || cited.length !== 1) return {};
@@ -981,6 +981,8 @@ function observationExt(
       text: t.text,
       label: screens[i]!.labelFloor,
       conversational: isConversationalRole(t.role),
+      // secret refs are already redacted text; any other screen reason keeps the turn out
+      flagged: screens[i]!.reasons.some((r) => !r.startsWith('secret:')),
     })),
     cited[0]!.index,
     ceiling,
