@@ -101,8 +101,16 @@ export class Neo4jGraphStore implements GraphStore {
     return { applied };
   }
 
-  /** Records projected before migration 009 get their scope terms (one write per namespace). */
+  /**
+   * Records projected before migration 009 get their scope terms (one write per namespace), once: a
+   * Migration node marks it done, so a start does not scan every record again.
+   */
   private async backfillScopeTerms(): Promise<void> {
+    const done = await this.db.read(
+      'migrations.scopeTermsDone',
+      `MATCH (m:Migration {id: 'backfill.scopeTerms'}) RETURN count(m) AS c`,
+    );
+    if (Number(done.records[0]?.get('c') ?? 0) > 0) return;
     const res = await this.db.read(
       'migrations.scopeTermsMissing',
       `MATCH (n:Record) WHERE n.scopeTerms IS NULL RETURN DISTINCT n.tenant AS tenant, n.namespace AS ns`,
@@ -117,6 +125,7 @@ export class Neo4jGraphStore implements GraphStore {
         { tenant, ns, terms: scopeTerms(tenant, ns) },
       );
     }
+    await this.db.write('migrations.record', `MERGE (m:Migration {id: 'backfill.scopeTerms'})`);
   }
 
   migrationsApplied(): Promise<boolean> {
