@@ -66,7 +66,7 @@ beforeAll(async () => {
     'receipts',
     outcomes,
   );
-});
+}, 900_000); // seeding the corpus through the whole pipeline: minutes on a shared 2-core machine
 afterAll(async () => app?.stop());
 
 // ── the corpus ────────────────────────────────────────────────────────────────────────────────────────
