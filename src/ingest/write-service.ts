@@ -49,6 +49,7 @@ import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
 import { highWaterMark, scoreConfidence, sourceTrust } from './assess.ts';
 import type { WriteBudget } from './budget.ts';
+import { mayMerge } from './entity-match.ts';
 import { canonicalText, resolveTime } from './normalize.ts';
 import { classify, type RelateCandidate } from './relate.ts';
 import {
@@ -662,7 +663,13 @@ export class WriteService {
     if (exact) return { existingId: exact.id };
     if (ref.id) throw badInput(`no entity with id ${ref.id}`);
     const [best] = vector ? await this.d.store.entityNeighbours(scope, [...vector], 1) : [];
-    if (best && best.cosine >= MERGE_THRESHOLD && (!ref.type || !best.type || ref.type === best.type))
+    const sameType = !ref.type || !best?.type || ref.type === best.type;
+    if (
+      best &&
+      best.cosine >= MERGE_THRESHOLD &&
+      sameType &&
+      mayMerge(ref.alias ?? ref.externalId ?? '', best)
+    )
       return { existingId: best.id };
     const sameAs =
       best && best.cosine >= SAME_AS_THRESHOLD
