@@ -43,7 +43,8 @@ import type { Policy, ReadScope } from '../domain/policy.ts';
 import { hasScope, principalKey, type Principal } from '../domain/principal.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { Extractor, EpisodeTurn } from '../ports/extractor.ts';
+import { isConversationalRole, type Extractor, type EpisodeTurn } from '../ports/extractor.ts';
+import { turnContext, TURN_CONTEXT_EXT } from '../domain/turn-context.ts';
 import type { GraphStore, RecordView } from '../ports/graph.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -257,6 +258,7 @@ export class WriteService {
         st.class === OBSERVATION
           ? { validFrom: cmd.occurredAt, validTo: null, timeSource: 'STATED' as const }
           : resolveTime(st.timeExpression, cmd.occurredAt);
+      const sensitivity = highWaterMark([cmd.sensitivity, ...screens.map((s) => s.labelFloor)]);
       drafts.push({
         index: i,
         class: st.class,
@@ -271,11 +273,11 @@ export class WriteService {
         validFrom: time.validFrom,
         validTo: st.class === 'EVENT' ? time.validTo : null,
         timeSource: time.timeSource,
-        sensitivity: highWaterMark([cmd.sensitivity, ...screens.map((s) => s.labelFloor)]),
+        sensitivity,
         flags: [...new Set(screens.flatMap((s) => s.reasons.filter((r) => !r.startsWith('secret:'))))].sort(),
         extractionConfidence: st.confidence,
         rationale: st.rationale,
-        ext: {},
+        ext: observationExt(st, citedTurns, turns, turnScreens, sensitivity),
         source: cmd.source,
       });
     }
@@ -490,8 +492,11 @@ export class WriteService {
     const names = [
       ...new Set(kept.flatMap((dr) => dr.about.map((a) => a.alias ?? a.externalId ?? '').filter(Boolean))),
     ];
+    // An observation is embedded as "speaker: text": questions name who said it.
+    const embedText = (dr: Draft) =>
+      dr.class === OBSERVATION ? `${dr.statement.subject}: ${dr.statement.text}` : dr.statement.text;
     const vectors = await times.time('embed', () =>
-      this.d.embedder.embed([...kept.map((dr) => dr.statement.text), ...names]),
+      this.d.embedder.embed([...kept.map(embedText), ...names]),
     );
     const cache = (v: Float32Array | undefined): EmbeddingCache | null =>
       v ? { modelId: this.d.embedder.modelId, vector: [...v] } : null;
@@ -965,4 +970,29 @@ function settle(r: Receipt, eventIds: readonly string[], position: string | null
     eventIds,
     position,
   };
+}
+
+/** A turn's observation carries its neighbouring turns as recall context (see domain/turn-context.ts). */
+function observationExt(
+  st: { class: RecordClass },
+  cited: readonly EpisodeTurn[],
+  turns: readonly EpisodeTurn[],
+  screens: ReadonlyArray<{ labelFloor: Sensitivity; reasons: readonly string[] }>,
+  ceiling: Sensitivity,
+): Record<string, unknown> {
+  if (st.class !== OBSERVATION || cited.length !== 1) return {};
+  const context = turnContext(
+    turns.map((t, i) => ({
+      speaker: t.speaker,
+      role: t.role,
+      text: t.text,
+      label: screens[i]!.labelFloor,
+      conversational: isConversationalRole(t.role),
+      // secret refs are already redacted text; any other screen reason keeps the turn out
+      flagged: screens[i]!.reasons.some((r) => !r.startsWith('secret:')),
+    })),
+    cited[0]!.index,
+    ceiling,
+  );
+  return context ? { [TURN_CONTEXT_EXT]: context } : {};
 }

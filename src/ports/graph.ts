@@ -242,7 +242,11 @@ export interface GraphStore {
   ): Promise<Page<Proposal>>;
   /** Recall arms: ranked record ids, best first. */
   /** Fulltext matches the caller may see, best Lucene score first, at most `fetch` (ranked by the caller). */
-  lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<Array<{ id: string; text: string }>>;
+  lexicalArm(
+    q: ArmQuery,
+    text: string,
+    fetch: number,
+  ): Promise<Array<{ id: string; subject: string; text: string; context: string | null; validFrom: string }>>;
   vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]>;
   /** Records about the anchor entities or their SAME_AS neighbours; returns [recordId, anchorId] pairs. */
   graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;

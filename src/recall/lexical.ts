@@ -6,9 +6,44 @@
  * here with BM25 whose statistics come from the candidates themselves.
  */
 
+/** A record the lexical arm found, with what is searched of it. */
 export interface LexicalCandidate {
   readonly id: string;
+  readonly subject: string;
   readonly text: string;
+  /** The neighbouring turns of the turn it cites (domain/turn-context.ts), if any. */
+  readonly context: string | null;
+  readonly validFrom: string;
+}
+
+/** A document BM25 ranks. */
+export interface LexicalDocument {
+  readonly id: string;
+  readonly text: string;
+}
+
+const DAY = new Intl.DateTimeFormat('en-GB', {
+  day: 'numeric',
+  month: 'long',
+  year: 'numeric',
+  timeZone: 'UTC',
+});
+
+/**
+ * What a user searches a record by: who (the subject — a turn's speaker), when (the day it is valid
+ * from, in words: "8 May 2023") and what ("subject (day): text"). The context document adds the turn's
+ * neighbours, for answers that only make sense with the turn before or after them.
+ */
+export function lexicalDocuments(c: LexicalCandidate): {
+  own: LexicalDocument;
+  withContext: LexicalDocument;
+} {
+  const t = Date.parse(c.validFrom);
+  const own = `${c.subject}${Number.isFinite(t) ? ` (${DAY.format(t)})` : ''}: ${c.text}`;
+  return {
+    own: { id: c.id, text: own },
+    withContext: { id: c.id, text: c.context ? `${own}\n${c.context}` : own },
+  };
 }
 
 const STOP = new Set(['and', 'or', 'not', 'to']);
@@ -24,7 +59,7 @@ export function terms(text: string): string[] {
 /** BM25 (k1 1.2, b 0.75) over the candidate set; ties by id. Candidates matching no term score 0 and drop. */
 export function rankLexical(
   query: string,
-  candidates: readonly LexicalCandidate[],
+  candidates: readonly LexicalDocument[],
   k: number,
   params: { k1?: number; b?: number } = {},
 ): string[] {

@@ -22,6 +22,8 @@ export type Signal = (typeof SIGNALS)[number];
 export interface RecipeArms {
   /** Neo4j fulltext (BM25): names, codes, error strings. */
   readonly lexical: boolean;
+  /** BM25 over the same matches with each turn's neighbouring turns added (the turn in its context). */
+  readonly context: boolean;
   /** Neo4j vector index: paraphrase. */
   readonly vector: boolean;
   /** 1–2 hops from anchor entities over ABOUT / APPLIES_TO / PART_OF. */
@@ -95,20 +97,19 @@ function freeze(r: Recipe): Recipe {
 export const RECIPES: Readonly<Record<string, Recipe>> = Object.freeze({
   hybrid: freeze({
     name: 'hybrid',
-    arms: { lexical: true, vector: true, graph: true, scope: true },
+    arms: { lexical: true, context: true, vector: true, graph: true, scope: true },
     ...base,
-    // Tuned on the LoCoMo development split (README): lexical BM25 over the caller's records is the
-    // strongest single arm there; the vector and graph arms add recall, not first ranks.
-    armWeights: { lexical: 1, vector: 0.3, graph: 0.3, scope: 1 },
+    rrfK: 10,
+    armWeights: { lexical: 1, context: 1, vector: 1, graph: 0.3, scope: 1 },
   }),
   bm25: freeze({
     name: 'bm25',
-    arms: { lexical: true, vector: false, graph: false, scope: false },
+    arms: { lexical: true, context: false, vector: false, graph: false, scope: false },
     ...base,
   }),
   vector: freeze({
     name: 'vector',
-    arms: { lexical: false, vector: true, graph: false, scope: false },
+    arms: { lexical: false, context: false, vector: true, graph: false, scope: false },
     ...base,
   }),
 });

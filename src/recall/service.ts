@@ -12,8 +12,9 @@ import { renderEnvelope } from './envelope.ts';
 import { blend, featuresOf, rrf, toRecallItem } from './fuse.ts';
 import { dropNearDuplicates, pack, type Pack } from './pack.ts';
 import { filterVisible, resolvePrecedence } from './precedence.ts';
-import { classHints, getRecipe } from './recipes.ts';
-import { phrases, rankLexical } from './lexical.ts';
+import { classHints, getRecipe, type Recipe } from './recipes.ts';
+import { collapseBySpan, spanKey } from './collapse.ts';
+import { lexicalDocuments, phrases, rankLexical } from './lexical.ts';
 
 /** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
 const LEXICAL_FETCH = 500;
@@ -60,6 +61,34 @@ export interface RecallDeps {
 export class RecallService {
   constructor(private readonly d: RecallDeps) {}
 
+  /** One fulltext read feeds both BM25 rankings: the record's own text, and the text with its turn context. */
+  private async lexicalArms(
+    q: ArmQuery,
+    query: string,
+    recipe: Recipe,
+    timed: <T>(name: string, fn: () => Promise<T>) => Promise<T>,
+  ): Promise<[string[], string[]]> {
+    const docs = (await timed('lexical', () => this.d.store.lexicalArm(q, query, LEXICAL_FETCH))).map(
+      lexicalDocuments,
+    );
+    return [
+      recipe.arms.lexical
+        ? rankLexical(
+            query,
+            docs.map((d) => d.own),
+            q.k,
+          )
+        : [],
+      recipe.arms.context
+        ? rankLexical(
+            query,
+            docs.map((d) => d.withContext),
+            q.k,
+          )
+        : [],
+    ];
+  }
+
   async recall(principal: Principal, input: unknown): Promise<RecallResult> {
     const cmd = parseCommand(RecallCommand, input);
     const recipe = getRecipe(cmd.recipe);
@@ -85,47 +114,54 @@ export class RecallService {
       k: recipe.perArmK,
     };
 
+    // Each arm starts as soon as its own input is ready (fewer sequential round trips): lexical and scope
+    // at once, vector after the query's embedding, graph after the anchors are resolved.
+    const lexicalArms =
+      recipe.arms.lexical || recipe.arms.context ? this.lexicalArms(q, cmd.query, recipe, timed) : [[], []];
+    const inherited = recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [];
+    const vec = recipe.arms.vector
+      ? timed('embed', () => this.d.embedder.embed([cmd.query])).then(([v]) =>
+          v ? timed('vector', () => this.d.store.vectorArm(q, [...v])) : [],
+        )
+      : [];
     // Anchors: the entities the caller names, plus those the query mentions by name or alias.
-    const given = (await Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(scope, ref)))).filter(
-      (e) => e !== undefined,
-    );
-    const [[vector], mentioned] = await Promise.all([
-      recipe.arms.vector ? timed('embed', () => this.d.embedder.embed([cmd.query])) : Promise.resolve([]),
-      recipe.arms.graph
-        ? timed('anchors', () => this.d.store.entitiesNamed(scope, phrases(cmd.query), 8))
-        : Promise.resolve([]),
-    ]);
-    const anchors = [...new Set([...given.map((a) => a.id), ...mentioned])].slice(0, 16);
-    const [lexical, vec, graph, inherited] = await Promise.all([
-      recipe.arms.lexical
-        ? timed('lexical', async () =>
-            rankLexical(cmd.query, await this.d.store.lexicalArm(q, cmd.query, LEXICAL_FETCH), q.k),
-          )
-        : [],
-      recipe.arms.vector && vector ? timed('vector', () => this.d.store.vectorArm(q, [...vector])) : [],
-      recipe.arms.graph ? timed('graph', () => this.d.store.graphArm(q, anchors)) : [],
-      recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [],
+    const graph = recipe.arms.graph
+      ? Promise.all([
+          Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(scope, ref))),
+          timed('anchors', () => this.d.store.entitiesNamed(scope, phrases(cmd.query), 8)),
+        ]).then(([given, mentioned]) => {
+          const ids = [...new Set([...given.flatMap((e) => (e ? [e.id] : [])), ...mentioned])].slice(0, 16);
+          return timed('graph', () => this.d.store.graphArm(q, ids));
+        })
+      : [];
+    const [[lexical, context], vectorIds, graphIds, scopeIds] = await Promise.all([
+      lexicalArms,
+      vec,
+      graph,
+      inherited,
     ]);
 
-    const t0 = performance.now();
-    const fused = rrf(
-      [
-        { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
-        { arm: 'vector', ids: vec, weight: recipe.armWeights.vector ?? 1 },
-        { arm: 'graph', ids: graph.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
-        { arm: 'scope', ids: inherited, weight: recipe.armWeights.scope ?? 1 },
-      ].filter((l) => l.ids.length > 0),
-      recipe.rrfK,
-    );
+    const armLists = [
+      { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
+      { arm: 'context', ids: context, weight: recipe.armWeights.context ?? 1 },
+      { arm: 'vector', ids: vectorIds, weight: recipe.armWeights.vector ?? 1 },
+      { arm: 'graph', ids: graphIds.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
+      { arm: 'scope', ids: scopeIds, weight: recipe.armWeights.scope ?? 1 },
+    ].filter((l) => l.ids.length > 0);
     const records = new Map(
       (
-        await this.d.store.recordsByIds(
-          scope,
-          fused.map((f) => f.id),
-          q.knownAt,
+        await timed('records', () =>
+          this.d.store.recordsByIds(scope, [...new Set(armLists.flatMap((l) => l.ids))], q.knownAt),
         )
       ).map((r) => [r.id, r]),
     );
+    const t0 = performance.now();
+    // Records citing the same span (a turn's observation and its sentences' statements) are one item.
+    const keyOf = (id: string) => {
+      const r = records.get(id);
+      return r && spanKey(r);
+    };
+    const fused = rrf(collapseBySpan(armLists, keyOf, recipe.rrfK), recipe.rrfK);
     const authority = (r: { confidence: number; class: string }) =>
       r.class === 'NORMATIVE' ? 0.95 : Math.min(0.85, r.confidence);
     const features = new Map(
@@ -134,7 +170,7 @@ export class RecallService {
         featuresOf(r, cmd.namespace, { authority: authority(r), utility: r.utility }),
       ]),
     );
-    const anchorOf = new Map(graph.map(([id, anchor]) => [id, anchor]));
+    const anchorOf = new Map(graphIds.map(([id, anchor]) => [id, anchor]));
     const blended = blend(fused, features, recipe, now, classHints(cmd.query));
     const items = blended.map((b) => {
       const r = records.get(b.id)!;

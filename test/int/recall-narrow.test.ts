@@ -99,3 +99,21 @@ describe('recall under a narrow namespace filter (15 of 100k records)', () => {
     expect(p.items.map((i) => i.record.id).sort()).toEqual([...mine].sort());
   });
 });
+
+describe('recall over the whole tenant: the indexed arms (fulltext with scope terms, ANN over-fetch)', () => {
+  // Above EXACT_BELOW records under the request, lexical asks the fulltext index (scope terms, a growing
+  // Lucene window) and vector the ANN index (over-fetch sized by the visible share): the other tenant holds
+  // the very same namespaces, and none of its records may come back.
+  for (const recipe of ['bm25', 'vector', 'hybrid'] as const) {
+    it(`${recipe}: k results, every one of this tenant`, async () => {
+      const p = await recall({ query: QUERIES[0], recipe, namespace: 'bench' });
+      expect(p.items).toHaveLength(K);
+      const res = await app.m.store.db.read(
+        'test.tenantOf',
+        'MATCH (n:Record) WHERE n.id IN $ids RETURN n.tenant AS tenant',
+        { ids: p.items.map((i) => i.record.id) },
+      );
+      expect(res.records.map((r) => String(r.get('tenant')))).toEqual(Array(K).fill(tenant));
+    });
+  }
+});

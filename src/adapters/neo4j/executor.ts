@@ -18,7 +18,19 @@ export interface Tx {
   run<R extends RecordShape = RecordShape>(cypher: string, params?: Params): Promise<QueryResult<R>>;
 }
 
+/** One statement as it ran: benchmarks PROFILE exactly what the product sends (see recall.bench.ts). */
+export interface StatementRun {
+  readonly op: string;
+  readonly cypher: string;
+  readonly params: Params;
+  readonly ms: number;
+  readonly rows: number;
+}
+
 export class CypherExecutor {
+  /** Sees every statement after it ran (diagnostics only; unset in the service). */
+  observer: ((run: StatementRun) => void) | undefined;
+
   constructor(
     private readonly driver: Driver,
     private readonly database: string,
@@ -89,8 +101,18 @@ export class CypherExecutor {
       database: this.database,
       defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE,
     });
+    const run = async <R extends RecordShape>(mtx: ManagedTransaction, cypher: string, params: Params) => {
+      const observer = this.observer;
+      if (!observer) return mtx.run<R>(cypher, params);
+      const t0 = performance.now();
+      const res = await mtx.run<R>(cypher, params);
+      observer({ op, cypher, params, ms: performance.now() - t0, rows: res.records.length });
+      return res;
+    };
     const work = (mtx: ManagedTransaction): Promise<T> =>
-      fn({ run: <R extends RecordShape>(cypher: string, params: Params = {}) => mtx.run<R>(cypher, params) });
+      fn({
+        run: <R extends RecordShape>(cypher: string, params: Params = {}) => run<R>(mtx, cypher, params),
+      });
     const config = { metadata: { op }, timeout: 120_000 };
     try {
       return mode === 'READ'

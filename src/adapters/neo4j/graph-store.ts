@@ -38,6 +38,8 @@ import type { Approval } from '../../domain/review.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
+import { scopeClause, scopeTerms } from './scope-terms.ts';
+import { TURN_CONTEXT_EXT } from '../../domain/turn-context.ts';
 
 export const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
@@ -49,6 +51,14 @@ export function luceneQuery(text: string): string {
     .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
   return [...new Set(words)].join(' OR ');
 }
+
+const lexicalCandidate = (r: Record<string, unknown>): LexicalCandidate => ({
+  id: String(r['id']),
+  subject: String(r['subject']),
+  text: String(r['text']),
+  context: optStr(r['context']),
+  validFrom: String(r['validFrom']),
+});
 
 /** A node's stable key in the canonical dump (records, entities, episodes by id; revisions and chunks by parent). */
 const NODE_KEY = (v: string) =>
@@ -86,7 +96,36 @@ export class Neo4jGraphStore implements GraphStore {
   constructor(readonly db: CypherExecutor) {}
 
   async migrate(): Promise<{ applied: string[] }> {
-    return { applied: await applyMigrations(this.db) };
+    const applied = await applyMigrations(this.db);
+    await this.backfillScopeTerms();
+    return { applied };
+  }
+
+  /**
+   * Records projected before migration 009 get their scope terms (one write per namespace), once: a
+   * Migration node marks it done, so a start does not scan every record again.
+   */
+  private async backfillScopeTerms(): Promise<void> {
+    const done = await this.db.read(
+      'migrations.scopeTermsDone',
+      `MATCH (m:Migration {id: 'backfill.scopeTerms'}) RETURN count(m) AS c`,
+    );
+    if (Number(done.records[0]?.get('c') ?? 0) > 0) return;
+    const res = await this.db.read(
+      'migrations.scopeTermsMissing',
+      `MATCH (n:Record) WHERE n.scopeTerms IS NULL RETURN DISTINCT n.tenant AS tenant, n.namespace AS ns`,
+    );
+    for (const r of res.records) {
+      const tenant = String(r.get('tenant'));
+      const ns = String(r.get('ns'));
+      await this.db.write(
+        'migrations.scopeTerms',
+        `MATCH (n:Record) WHERE n.tenant = $tenant AND n.namespace = $ns AND n.scopeTerms IS NULL
+         SET n.scopeTerms = $terms`,
+        { tenant, ns, terms: scopeTerms(tenant, ns) },
+      );
+    }
+    await this.db.write('migrations.record', `MERGE (m:Migration {id: 'backfill.scopeTerms'})`);
   }
 
   migrationsApplied(): Promise<boolean> {
@@ -487,75 +526,115 @@ export class Neo4jGraphStore implements GraphStore {
 
   /** Up to this many records under the request, arms score them all exactly instead of using an index. */
   static readonly EXACT_BELOW = 2000;
-  private readonly sizes = new WeakMap<ArmQuery, Promise<number>>();
+  /**
+   * How long a namespace's record count is reused. The count only chooses each arm's strategy (an exact
+   * scan or an index); both return the visible records the arm asks for, so a stale count costs time, never
+   * correctness — and a warm recall saves the round trip.
+   */
+  static readonly SIZE_TTL_MS = 30_000;
+  private readonly sizes = new Map<string, { at: number; count: Promise<number> }>();
 
-  /** How many records the request covers, counted up to EXACT_BELOW + 1 (once per recall). */
+  /** How many records the request covers, counted up to EXACT_BELOW + 1 (reused for SIZE_TTL_MS). */
   private subtreeSize(q: ArmQuery): Promise<number> {
-    let p = this.sizes.get(q);
-    if (!p) {
-      p = this.db
-        .read('recall.size', `${Neo4jGraphStore.SUBTREE} WITH n LIMIT toInteger($cap) RETURN count(n) AS c`, {
-          ...this.armParams(q),
-          cap: Neo4jGraphStore.EXACT_BELOW + 1,
-        })
-        .then((r) => Number(r.records[0]?.get('c') ?? 0));
-      this.sizes.set(q, p);
-    }
-    return p;
+    const key = `${q.scope.tenant}\u0000${q.namespace}`;
+    const now = Date.now();
+    const hit = this.sizes.get(key);
+    if (hit && now - hit.at < Neo4jGraphStore.SIZE_TTL_MS) return hit.count;
+    const count = this.db
+      .read('recall.size', `${Neo4jGraphStore.SUBTREE} WITH n LIMIT toInteger($cap) RETURN count(n) AS c`, {
+        ...this.armParams(q),
+        cap: Neo4jGraphStore.EXACT_BELOW + 1,
+      })
+      .then((r) => Number(r.records[0]?.get('c') ?? 0));
+    count.catch(() => this.sizes.delete(key));
+    this.sizes.delete(key); // re-inserted last: the map stays in age order
+    this.sizes.set(key, { at: now, count });
+    if (this.sizes.size > 10_000) this.sizes.delete(this.sizes.keys().next().value!);
+    return count;
   }
 
   async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
     const terms = [...new Set(lexicalTerms(text))];
     if (terms.length === 0) return [];
-    // A small request scope: read its visible records that contain a query term, all of them (the
-    // fulltext index would stream every tenant's matches first). Ranking is word-level in the service.
+    // A small request scope: read its visible records whose text, subject or turn context contains a
+    // query term, all of them. Ranking is word-level in the service (src/recall/lexical.ts).
     if ((await this.subtreeSize(q)) <= Neo4jGraphStore.EXACT_BELOW) {
       const res = await this.db.read(
         'recall.lexicalScan',
         `${Neo4jGraphStore.SUBTREE}
          WITH n WHERE ${Neo4jGraphStore.ARM_WHERE}
-         WITH n, CASE WHEN $knownAt IS NULL THEN n.text ELSE COLLECT {
+         WITH n, CASE WHEN $knownAt IS NULL THEN n {.subject, .text} ELSE COLLECT {
            MATCH (n)-[:HAS_REVISION]->(v:Revision)
-           WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt) RETURN v.text }[0] END AS text
-         WHERE any(t IN $terms WHERE toLower(text) CONTAINS t)
-         RETURN n.id AS id, text ORDER BY id`,
+           WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+           RETURN v {.subject, .text} }[0] END AS s
+         WITH n, s, toLower(s.subject + ' ' + s.text + ' ' + coalesce(n.context, '')) AS doc
+         WHERE any(t IN $terms WHERE doc CONTAINS t)
+         RETURN n.id AS id, s.subject AS subject, s.text AS text, n.context AS context, n.validFrom AS validFrom
+         ORDER BY id`,
         { ...this.armParams(q), terms },
       );
-      return res.records.map((r) => ({ id: String(r.get('id')), text: String(r.get('text')) }));
+      return res.records.map((r) => lexicalCandidate(r.toObject()));
     }
     return this.lexicalIndexed(q, text, fetch);
   }
 
   private async lexicalIndexed(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
-    const lucene = luceneQuery(text);
-    if (!lucene) return [];
-    // The fulltext procedure streams every match by score; the WHERE filters the stream before LIMIT.
-    // Ranking happens in the recall service with statistics over these (visible) candidates only.
-    // As known at a past time, the text searched is the text each record had then.
-    const res = await this.db.read(
-      'recall.lexical',
-      q.knownAt === null
-        ? `CALL db.index.fulltext.queryNodes('record_text', $lucene) YIELD node AS n, score
-           WHERE ${Neo4jGraphStore.ARM_WHERE}
-           RETURN n.id AS id, n.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`
-        : `CALL db.index.fulltext.queryNodes('revision_text', $lucene) YIELD node AS v, score
-           WHERE v.tenant = $tenant AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
-           MATCH (n:Record {tenant: $tenant, id: v.recordId}) WHERE ${Neo4jGraphStore.ARM_WHERE}
-           RETURN n.id AS id, v.text AS text ORDER BY score DESC, id LIMIT toInteger($fetch)`,
-      { ...this.armParams(q), lucene, fetch },
-    );
-    return res.records.map((r) => ({ id: String(r.get('id')), text: String(r.get('text')) }));
+    const words = luceneQuery(text);
+    if (!words) return [];
+    if (q.knownAt !== null) return this.lexicalAsOf(q, words, fetch);
+    // The scope terms make Lucene match only records in the request's namespaces of this tenant; the
+    // WHERE still applies entitlement. Ranking happens in the recall service with statistics over these
+    // (visible) candidates only. Lucene keeps only its best `window` hits (a bounded top-N instead of
+    // sorting every match: a whole tenant has tens of thousands); when fewer than `fetch` of them are
+    // visible and Lucene had more, the window grows, so the result is the best `fetch` visible matches.
+    const lucene = `+${scopeClause(q.scope.tenant, q.namespace)} +(${words})`;
+    for (let window = fetch * 2; ; window *= 8) {
+      const res = await this.db.read(
+        'recall.lexical',
+        `CALL db.index.fulltext.queryNodes('record_search', $lucene, {limit: toInteger($window)}) YIELD node
+         WITH collect(node) AS hits
+         CALL (hits) {
+           UNWIND hits AS n
+           WITH n WHERE ${Neo4jGraphStore.ARM_WHERE}
+           WITH n LIMIT toInteger($fetch)
+           RETURN collect(n {.id, .subject, .text, .context, .validFrom}) AS visible
+         }
+         RETURN size(hits) AS matched, visible`,
+        { ...this.armParams(q), lucene, window, fetch },
+      );
+      const matched = Number(res.records[0]?.get('matched') ?? 0);
+      const visible = (res.records[0]?.get('visible') ?? []) as Array<Record<string, unknown>>;
+      if (visible.length >= fetch || matched < window || window >= Neo4jGraphStore.LEXICAL_WINDOW_MAX)
+        return visible.map(lexicalCandidate);
+    }
   }
+
+  /** Lucene's window for the lexical arm stops growing here (past it, the arm keeps what it found). */
+  static readonly LEXICAL_WINDOW_MAX = 1_000_000;
+
+  /** As known at a past time, the text searched is the text each record had then (its revisions). */
+  private async lexicalAsOf(q: ArmQuery, words: string, fetch: number): Promise<LexicalCandidate[]> {
+    const res = await this.db.read(
+      'recall.lexicalAsOf',
+      `CALL db.index.fulltext.queryNodes('revision_text', $words) YIELD node AS v, score
+       WHERE v.tenant = $tenant AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+       MATCH (n:Record {tenant: $tenant, id: v.recordId}) WHERE ${Neo4jGraphStore.ARM_WHERE}
+       RETURN n.id AS id, v.subject AS subject, v.text AS text, n.context AS context, n.validFrom AS validFrom
+       ORDER BY score DESC, id LIMIT toInteger($fetch)`,
+      { ...this.armParams(q), words, fetch },
+    );
+    return res.records.map((r) => lexicalCandidate(r.toObject()));
+  }
+
+  /** The vector arm's ANN over-fetch stops growing here; past it, the exact scan over the request is cheaper. */
+  static readonly ANN_FETCH_MAX = 10_000;
 
   async vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]> {
     // A small request scope is scored exactly through the namespace index (the ANN index cannot fill k
-    // there: its nearest neighbours are elsewhere). A large one asks the ANN index with over-fetch and
-    // falls back to the exact scan only when the visible share of it is still short.
-    const params = {
-      ...this.armParams(q),
-      vector: [...vector],
-      fetch: Math.min(5000, Math.max(1000, q.k * 20)),
-    };
+    // there: its nearest neighbours are elsewhere). A large one asks the ANN index for 4k neighbours (its
+    // cost grows with the fetch: a whole tenant fills k from them); when fewer than k of them are visible,
+    // once more with twice the fetch that share says fills k, and only then the exact scan.
+    const params = { ...this.armParams(q), vector: [...vector] };
     const exact = async () =>
       (
         await this.db.read(
@@ -568,24 +647,39 @@ export class Neo4jGraphStore implements GraphStore {
         )
       ).records.map((r) => String(r.get('id')));
     if ((await this.subtreeSize(q)) <= Neo4jGraphStore.EXACT_BELOW) return exact();
-    const ann = await this.db.read(
-      'recall.vector',
-      `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
-       WHERE ${Neo4jGraphStore.ARM_WHERE}
-       RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
-      params,
-    );
-    if (ann.records.length >= q.k) return ann.records.map((r) => String(r.get('id')));
+    let fetch = Math.max(4 * q.k, 200);
+    for (let attempt = 0; attempt < 2 && fetch <= Neo4jGraphStore.ANN_FETCH_MAX; attempt++) {
+      const ann = await this.db.read(
+        'recall.vector',
+        `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
+         WHERE ${Neo4jGraphStore.ARM_WHERE}
+         RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+        { ...params, fetch },
+      );
+      if (ann.records.length >= q.k) return ann.records.map((r) => String(r.get('id')));
+      if (ann.records.length === 0) break;
+      fetch = Math.ceil((2 * q.k * fetch) / ann.records.length);
+    }
     return exact();
   }
 
   async graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
     if (anchorIds.length === 0) return [];
+    // A small request scope starts from its records (the anchors may be about thousands elsewhere); a
+    // large one from the anchors. Same filter, same order.
+    const small = (await this.subtreeSize(q)) <= Neo4jGraphStore.EXACT_BELOW;
     const res = await this.db.read(
-      'recall.graph',
-      `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
-       MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
-       WHERE ${Neo4jGraphStore.ARM_WHERE}
+      small ? 'recall.graphScan' : 'recall.graph',
+      `${
+        small
+          ? `${Neo4jGraphStore.SUBTREE}
+             WITH n WHERE ${Neo4jGraphStore.ARM_WHERE}
+             MATCH (n)-[:ABOUT]->(e:Entity)-[:SAME_AS*0..1]-(a:Entity)
+             WHERE a.tenant = $tenant AND a.id IN $anchors`
+          : `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
+             MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
+             WHERE ${Neo4jGraphStore.ARM_WHERE}`
+      }
        WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
        RETURN n.id AS id, anchor ORDER BY hops, n.confidence DESC, id LIMIT toInteger($k)`,
       { ...this.armParams(q), anchors: [...anchorIds] },
@@ -976,6 +1070,8 @@ function recordRow(r: RecordState) {
       embedding: r.embedding?.vector ?? null,
       embeddingModel: r.embedding?.modelId ?? null,
       episodeId: r.episodeId,
+      context: typeof r.ext[TURN_CONTEXT_EXT] === 'string' ? r.ext[TURN_CONTEXT_EXT] : null,
+      scopeTerms: scopeTerms(r.tenant, r.namespace),
       reinforcements: r.reinforcements,
       feedbackUsed: r.feedback.used,
       feedbackIgnored: r.feedback.ignored,
