@@ -103,17 +103,64 @@ describe('recall under a narrow namespace filter (15 of 100k records)', () => {
 describe('recall over the whole tenant: the indexed arms (fulltext with scope terms, ANN over-fetch)', () => {
   // Above EXACT_BELOW records under the request, lexical asks the fulltext index (scope terms, a growing
   // Lucene window) and vector the ANN index (over-fetch sized by the visible share): the other tenant holds
-  // the very same namespaces, and none of its records may come back.
+  // the very same namespaces, and none of its records may come back. The arms are asked directly for k:
+  // through recall, precedence then folds the many conflicting "<svc> stores <data> in …" statements of
+  // the synthetic tenant into their winners, so the pack may hold fewer than k (each winner names the
+  // records it overrode) — the arms themselves must never come back short.
+  const arm = () => ({
+    scope: { tenant, grants: [{ root: null, maxSensitivity: 'INTERNAL' as const }] },
+    namespace: 'bench',
+    classes: null,
+    validAt: new Date().toISOString(),
+    knownAt: null,
+    k: K,
+  });
+  const tenantsOf = async (ids: readonly string[]) =>
+    (
+      await app.m.store.db.read('test.tenantOf', 'MATCH (n:Record) WHERE n.id IN $ids RETURN n.tenant AS t', {
+        ids: [...ids],
+      })
+    ).records.map((r) => String(r.get('t')));
+
+  it('lexical arm: k matches, every one of this tenant', async () => {
+    const ids = (await app.m.store.lexicalArm(arm(), QUERIES[0]!, K)).map((c) => c.id);
+    expect(ids).toHaveLength(K);
+    expect(await tenantsOf(ids)).toEqual(Array(K).fill(tenant));
+  });
+
+  it('vector arm: k neighbours, every one of this tenant', async () => {
+    const [v] = await (await createEmbedder(app.config)).embed([QUERIES[0]!]);
+    const ids = await app.m.store.vectorArm(arm(), [...v!]);
+    expect(ids).toHaveLength(K);
+    expect(await tenantsOf(ids)).toEqual(Array(K).fill(tenant));
+  });
+
   for (const recipe of ['bm25', 'vector', 'hybrid'] as const) {
-    it(`${recipe}: k results, every one of this tenant`, async () => {
-      const p = await recall({ query: QUERIES[0], recipe, namespace: 'bench' });
-      expect(p.items).toHaveLength(K);
-      const res = await app.m.store.db.read(
-        'test.tenantOf',
-        'MATCH (n:Record) WHERE n.id IN $ids RETURN n.tenant AS tenant',
-        { ids: p.items.map((i) => i.record.id) },
+    it(`${recipe} through recall: items of this tenant only, and with what they overrode at least k`, async () => {
+      const r = await app.gql<{
+        recall: { items: Array<{ record: { id: string }; why: { overrode: unknown[] } }> };
+      }>(
+        token,
+        `query R($input: RecallInput!) { recall(input: $input) { items { record { id } why { overrode } } } }`,
+        {
+          input: {
+            query: QUERIES[0],
+            recipe,
+            namespace: 'bench',
+            purpose: 'test',
+            limit: K,
+            tokenBudget: 100_000,
+          },
+        },
       );
-      expect(res.records.map((r) => String(r.get('tenant')))).toEqual(Array(K).fill(tenant));
+      expect(r.errors).toBeUndefined();
+      const items = r.data!.recall.items;
+      expect(items.length).toBeGreaterThan(0);
+      const ids = items.map((i) => i.record.id);
+      expect(await tenantsOf(ids)).toEqual(Array(ids.length).fill(tenant));
+      const overridden = items.flatMap((i) => i.why.overrode as Array<{ id: string }>).map((o) => o.id);
+      expect(await tenantsOf(overridden)).toEqual(Array(overridden.length).fill(tenant));
+      expect(items.length + overridden.length).toBeGreaterThanOrEqual(K);
     });
   }
 });
