@@ -101,8 +101,10 @@ export const RECIPES: Readonly<Record<string, Recipe>> = Object.freeze({
     name: 'hybrid',
     arms: { lexical: true, context: true, vector: true, graph: true, scope: true, temporal: true },
     ...base,
+    // Arm weights and k from the leave-one-conversation-out grid search on the LoCoMo development split
+    // (src/eval/locomo-weights.ts, `npm run eval:locomo -- --search-weights`; README, Recall).
     rrfK: 10,
-    armWeights: { lexical: 1, context: 1, vector: 1, graph: 0.3, scope: 1, temporal: 1 },
+    armWeights: { lexical: 1, context: 1, vector: 1.5, graph: 0.3, scope: 1, temporal: 2 },
   }),
   bm25: freeze({
     name: 'bm25',
