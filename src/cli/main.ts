@@ -15,6 +15,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseGoldenSet } from '../eval/golden.ts';
 import { evaluate } from '../eval/evaluate.ts';
+import { formatLocomo, parseLocomoFile, runLocomo, serviceLocomoPorts } from '../eval/locomo.ts';
 import { evalPorts } from '../main.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
@@ -47,6 +48,11 @@ Commands:
   eval [--set FILE ...] [--recipes hybrid,bm25,vector] [--seed] [--runs DIR] [--tenant T] [--k N]
                             golden-set recall evaluation (default sets: test/fixtures/golden); every run is
                             persisted with its per-query breakdown and compared with the previous one
+  eval --locomo FILE [--namespace NS] [--conversations ID,...] [--recipes ...] [--tenant T] [--k N]
+                            import LoCoMo-format conversations (one episode per session, written to
+                            NS/<sample_id>, default NS locomo) and score their questions: recall_any@k,
+                            recall_all@k, MRR per category and recipe, next to a BM25 + embedder baseline
+                            (needs muninn serve running: it waits for the projection)
   mark-test-database [--unmark]
                             mark (or unmark) the connected Neo4j database as a test database (eval --seed
                             refuses any other)
@@ -299,6 +305,9 @@ async function evalCmd(args: string[]): Promise<number> {
   const { values } = parseArgs({
     args,
     options: {
+      locomo: { type: 'string' },
+      namespace: { type: 'string', default: 'locomo' },
+      conversations: { type: 'string' },
       set: { type: 'string', multiple: true },
       recipes: { type: 'string', default: 'hybrid,bm25,vector' },
       seed: { type: 'boolean', default: false },
@@ -308,6 +317,7 @@ async function evalCmd(args: string[]): Promise<number> {
     },
   });
   const c = config();
+  if (values.locomo) return locomoCmd(c, values.locomo, values);
   const files = values.set?.length
     ? values.set
     : (await readdir('test/fixtures/golden'))
@@ -328,6 +338,39 @@ async function evalCmd(args: string[]): Promise<number> {
       ...(values.k ? { k: Number(values.k) } : {}),
     });
     for (const r of results) process.stdout.write(`${r.report}\nrun saved: ${r.path}\n\n`);
+    return 0;
+  });
+}
+
+async function locomoCmd(
+  c: Config,
+  file: string,
+  o: { namespace: string; conversations?: string; recipes: string; tenant: string; k?: string },
+): Promise<number> {
+  const only = o.conversations?.split(',').map((x) => x.trim());
+  const full = parseLocomoFile(await readFile(file, 'utf8'));
+  const set = {
+    episodes: full.episodes.filter((e) => !only || only.includes(e.sampleId)),
+    questions: full.questions.filter((q) => !only || only.includes(q.sampleId)),
+  };
+  const k = o.k ? Number(o.k) : 10;
+  return withServices(c, async (built) => {
+    const principal = servicePrincipal('eval', o.tenant);
+    const report = await runLocomo(
+      set,
+      {
+        ...serviceLocomoPorts(built, principal, built.embedder),
+        progress: (line) => process.stderr.write(`\r${line}   `),
+      },
+      {
+        recipes: o.recipes.split(',').map((r) => r.trim()),
+        k,
+        namespaceOf: (id) => `${o.namespace}/${id}`,
+      },
+    );
+    process.stderr.write('\n');
+    const title = `${file}: ${report.questions} questions with evidence, k=${k}, tenant ${principal.tenant}, namespace ${o.namespace}/<sample_id>`;
+    process.stdout.write(`${formatLocomo(report, title)}\n`);
     return 0;
   });
 }

@@ -30,6 +30,8 @@ export interface RecipeArms {
   readonly graph: boolean;
   /** Scope inheritance: walk up the namespace path. */
   readonly scope: boolean;
+  /** For a when-question, the other arms' candidates whose text carries a time expression (temporal.ts). */
+  readonly temporal: boolean;
 }
 
 export interface Recipe {
@@ -97,19 +99,21 @@ function freeze(r: Recipe): Recipe {
 export const RECIPES: Readonly<Record<string, Recipe>> = Object.freeze({
   hybrid: freeze({
     name: 'hybrid',
-    arms: { lexical: true, context: true, vector: true, graph: true, scope: true },
+    arms: { lexical: true, context: true, vector: true, graph: true, scope: true, temporal: true },
     ...base,
+    // Arm weights and k from the leave-one-conversation-out grid search on the LoCoMo development split
+    // (src/eval/locomo-weights.ts, `npm run eval:locomo -- --search-weights`; README, Recall).
     rrfK: 10,
-    armWeights: { lexical: 1, context: 1, vector: 1, graph: 0.3, scope: 1 },
+    armWeights: { lexical: 1, context: 1, vector: 1.5, graph: 0.3, scope: 1, temporal: 2 },
   }),
   bm25: freeze({
     name: 'bm25',
-    arms: { lexical: true, context: false, vector: false, graph: false, scope: false },
+    arms: { lexical: true, context: false, vector: false, graph: false, scope: false, temporal: false },
     ...base,
   }),
   vector: freeze({
     name: 'vector',
-    arms: { lexical: false, context: false, vector: true, graph: false, scope: false },
+    arms: { lexical: false, context: false, vector: true, graph: false, scope: false, temporal: false },
     ...base,
   }),
 });

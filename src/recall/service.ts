@@ -15,6 +15,7 @@ import { filterVisible, resolvePrecedence } from './precedence.ts';
 import { classHints, getRecipe, type Recipe } from './recipes.ts';
 import { collapseBySpan, spanKey } from './collapse.ts';
 import { lexicalDocuments, phrases, rankLexical } from './lexical.ts';
+import { temporalRanking } from './temporal.ts';
 
 /** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
 const LEXICAL_FETCH = 500;
@@ -156,6 +157,15 @@ export class RecallService {
       ).map((r) => [r.id, r]),
     );
     const t0 = performance.now();
+    // A when-question: one more vote for the found candidates whose text places something in time.
+    if (recipe.arms.temporal) {
+      const found = rrf(
+        armLists.filter((l) => ['lexical', 'context', 'vector'].includes(l.arm)),
+        recipe.rrfK,
+      ).map((f) => f.id);
+      const ids = temporalRanking(cmd.query, found, (id) => records.get(id)?.text, q.k);
+      if (ids.length > 0) armLists.push({ arm: 'temporal', ids, weight: recipe.armWeights.temporal ?? 1 });
+    }
     // Records citing the same span (a turn's observation and its sentences' statements) are one item.
     const keyOf = (id: string) => {
       const r = records.get(id);

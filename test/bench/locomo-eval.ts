@@ -10,6 +10,10 @@
 //   --recipes hybrid,bm25             LOCOMO_RECIPES         recipes to score (default bm25,vector,hybrid)
 //   --tenant T                        LOCOMO_TENANT          reuse a tenant a previous run ingested into
 //                                                            (sessions already there are idempotent repeats)
+//   --search-weights                                         recall 100 deep and run the weight search over
+//                                                            hybrid's lists (src/eval/locomo-weights.ts)
+//   --no-baseline                                            skip the baseline (only while iterating)
+// The scoring is src/eval/locomo.ts, shared with `muninn eval --locomo FILE`.
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { benchConfig } from './support.ts';
@@ -17,12 +21,20 @@ import { createEmbedder, startMuninn } from '../../src/main.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { locomoNamespace, parseLocomo, type LocomoSet } from '../../src/ingest/locomo.ts';
-import { rankLexical } from '../../src/recall/lexical.ts';
-import { cosine } from '../../src/ports/embedder.ts';
+import { formatLocomo, policyPart, runLocomo, type LocomoPorts } from '../../src/eval/locomo.ts';
+import { formatWeightSearch, searchWeights } from '../../src/eval/locomo-weights.ts';
+import type { SignalBreakdown } from '../../src/recall/fuse.ts';
 
 const K = 10;
 const { values: opt } = parseArgs({
-  options: { conversations: { type: 'string' }, recipes: { type: 'string' }, tenant: { type: 'string' } },
+  allowNegative: true,
+  options: {
+    conversations: { type: 'string' },
+    recipes: { type: 'string' },
+    tenant: { type: 'string' },
+    'search-weights': { type: 'boolean', default: false },
+    baseline: { type: 'boolean', default: true },
+  },
 });
 const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()) : undefined);
 const only = list(opt.conversations ?? process.env['LOCOMO_CONVERSATIONS']);
@@ -63,12 +75,24 @@ const data: LocomoSet = {
   episodes: full.episodes.filter((e) => !only || only.includes(e.sampleId)),
   questions: full.questions.filter((q) => !only || only.includes(q.sampleId)),
 };
-{
-  const t0 = performance.now();
-  for (const ep of data.episodes) {
+
+const RECALL = `query R($input: RecallInput!) { recall(input: $input) {
+  tokens items { record { sources { label } } why { arms { arm rank } signals } } } }`;
+type RecallData = {
+  recall: {
+    tokens: number;
+    items: Array<{
+      record: { sources: Array<{ label: string | null }> };
+      why: { arms: Array<{ arm: string; rank: number }>; signals: SignalBreakdown };
+    }>;
+  };
+};
+const embedder = await createEmbedder(config);
+const ports: LocomoPorts = {
+  async ingest(ep, namespace) {
     await gql(`mutation I($input: EpisodeInput!) { ingestEpisode(input: $input) { outcome } }`, {
       input: {
-        namespace: locomoNamespace(ep.sampleId),
+        namespace,
         source: 'import:locomo',
         occurredAt: ep.occurredAt,
         turns: ep.turns,
@@ -76,114 +100,42 @@ const data: LocomoSet = {
         idempotencyKey: `${ep.sampleId}-${ep.session}`,
       },
     });
-    process.stderr.write(`\ringested ${ep.sampleId} session ${ep.session}   `);
-  }
-  process.stderr.write(
-    `\ningested ${data.episodes.length} sessions in ${((performance.now() - t0) / 1000).toFixed(0)} s (tenant ${tenant})\n`,
-  );
-}
-
-type Row = { any: number; all: number; rr: number; n: number };
-const results: Record<string, Record<number, Row>> = {};
-const latencies: Record<string, number[]> = {};
-const tokens: Record<string, number[]> = {};
-const questions = data.questions.filter((q) => q.evidence.length > 0);
-
-/** Scores one ranked list of cited-turn sets against a question's evidence. */
-function score(recipe: string, q: (typeof questions)[number], ranked: ReadonlyArray<ReadonlySet<string>>) {
-  const evidence = new Set(q.evidence);
-  const firstHit = ranked.findIndex((ls) => [...ls].some((l) => evidence.has(l)));
-  const covered = new Set(ranked.flatMap((ls) => [...ls]).filter((l) => evidence.has(l)));
-  const row = ((results[recipe] ??= {})[q.category] ??= { any: 0, all: 0, rr: 0, n: 0 });
-  row.n++;
-  if (firstHit >= 0) {
-    row.any++;
-    row.rr += 1 / (firstHit + 1);
-  }
-  if (covered.size === evidence.size) row.all++;
-}
-
-// The 20-line baseline, over the same turns: BM25 + MiniLM over "speaker: text", RRF k = 60.
-const embedder = await createEmbedder(config);
-for (const sampleId of [...new Set(questions.map((q) => q.sampleId))]) {
-  const turns = data.episodes.filter((e) => e.sampleId === sampleId).flatMap((e) => e.turns);
-  const docs = turns.map((t) => ({ id: t.label, text: `${t.speaker}: ${t.text}` }));
-  const vectors = await embedder.embed(docs.map((d) => d.text));
-  for (const q of questions.filter((x) => x.sampleId === sampleId)) {
-    const [qv] = await embedder.embed([q.question]);
-    const dense = docs
-      .map((d, i) => ({ id: d.id, s: cosine(qv!, vectors[i]!) }))
-      .sort((a, b) => b.s - a.s)
-      .map((d) => d.id);
-    const fused = new Map<string, number>();
-    for (const ids of [rankLexical(q.question, docs, docs.length), dense])
-      ids.forEach((id, r) => fused.set(id, (fused.get(id) ?? 0) + 1 / (60 + r + 1)));
-    const top = [...fused].sort((a, b) => b[1] - a[1]).slice(0, K);
-    score(
-      'baseline',
-      q,
-      top.map(([id]) => new Set([id])),
-    );
-  }
-  process.stderr.write(`\rbaseline: ${sampleId}   `);
+  },
+  async recall(q, namespace, recipe, limit) {
+    const r = await gql<RecallData>(RECALL, {
+      input: { query: q.question, namespace, purpose: 'eval', recipe, limit, tokenBudget: 100000 },
+    });
+    return {
+      tokens: r.recall.tokens,
+      items: r.recall.items.map((i) => ({
+        labels: i.record.sources.map((s) => s.label).filter((l): l is string => l !== null),
+        arms: i.why.arms,
+        policy: policyPart(i.why.signals),
+      })),
+    };
+  },
+  embed: (texts) => embedder.embed([...texts]),
+  progress: (line) => process.stderr.write(`\r${line}   `),
+};
+const namespaceOf = locomoNamespace;
+const title = (n: number) =>
+  `LoCoMo dev split${only ? ` (${only.join(', ')})` : ''}, ${n} answerable questions with evidence, k=${K}, embedder ${config.embedder.kind}, extractor ${config.extractor.kind}; recall through GraphQL on loopback`;
+// With --search-weights every recipe is asked for 100 items (its top 10 are what it would return with
+// limit 10: the same ranking, cut later), and hybrid's deep lists feed the weight search.
+const search = opt['search-weights'];
+const report = await runLocomo(data, opt.baseline ? ports : { ...ports, embed: undefined }, {
+  recipes,
+  k: K,
+  namespaceOf,
+  ...(search ? { fetch: 100 } : {}),
+});
+process.stderr.write('\n');
+console.log(formatLocomo(report, title(report.questions)));
+if (search) {
+  const deep = report.perQuestion.filter((r) => r.recipe === 'hybrid');
+  console.log(formatWeightSearch(searchWeights(deep, K), K));
 }
 await embedder.close?.();
-
-const RECALL = `query R($input: RecallInput!) { recall(input: $input) { tokens items { record { sources { label } } } } }`;
-type RecallData = {
-  recall: { tokens: number; items: Array<{ record: { sources: Array<{ label: string | null }> } }> };
-};
-for (const recipe of recipes) {
-  latencies[recipe] = [];
-  tokens[recipe] = [];
-  for (const [qi, q] of questions.entries()) {
-    const t = performance.now();
-    const r = await gql<RecallData>(RECALL, {
-      input: {
-        query: q.question,
-        namespace: locomoNamespace(q.sampleId),
-        purpose: 'eval',
-        recipe,
-        limit: K,
-        tokenBudget: 100000,
-      },
-    });
-    latencies[recipe].push(performance.now() - t);
-    tokens[recipe].push(r.recall.tokens);
-    const labels = r.recall.items.map(
-      (i) => new Set(i.record.sources.map((s) => s.label).filter((l): l is string => l !== null)),
-    );
-    score(recipe, q, labels);
-    if (qi % 50 === 0) process.stderr.write(`\r${recipe}: ${qi}/${questions.length}   `);
-  }
-}
-process.stderr.write('\n');
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.floor((p / 100) * (xs.length - 1))] ?? NaN;
-console.log(
-  `LoCoMo dev split${only ? ` (${only.join(', ')})` : ''}, ${questions.length} answerable questions with evidence, k=${K}, embedder ${config.embedder.kind}, extractor ${config.extractor.kind}`,
-);
-console.log('| recipe | category | n | recall_any@10 | recall_all@10 | MRR |');
-console.log('|---|---|---|---|---|---|');
-for (const [recipe, cats] of Object.entries(results)) {
-  const tot: Row = { any: 0, all: 0, rr: 0, n: 0 };
-  for (const [cat, r] of Object.entries(cats).sort()) {
-    console.log(
-      `| ${recipe} | ${cat} | ${r.n} | ${(r.any / r.n).toFixed(3)} | ${(r.all / r.n).toFixed(3)} | ${(r.rr / r.n).toFixed(3)} |`,
-    );
-    tot.any += r.any;
-    tot.all += r.all;
-    tot.rr += r.rr;
-    tot.n += r.n;
-  }
-  console.log(
-    `| ${recipe} | all | ${tot.n} | ${(tot.any / tot.n).toFixed(3)} | ${(tot.all / tot.n).toFixed(3)} | ${(tot.rr / tot.n).toFixed(3)} |`,
-  );
-}
-for (const [recipe, l] of Object.entries(latencies))
-  console.log(
-    `recall latency (${recipe}, GraphQL loopback, sequential): p50 ${pct(l, 50).toFixed(1)} ms, p95 ${pct(l, 95).toFixed(1)} ms; tokens returned p50 ${pct(tokens[recipe]!, 50)}`,
-  );
 console.log(`tenant ${tenant} (reuse with --tenant ${tenant} to skip the ingest)`);
 await m.stop();
 process.exit(0);

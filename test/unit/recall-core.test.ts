@@ -184,6 +184,7 @@ describe('recipes', () => {
       vector: true,
       graph: true,
       scope: true,
+      temporal: true,
     });
     expect(getRecipe('bm25').arms).toEqual({
       lexical: true,
@@ -191,6 +192,7 @@ describe('recipes', () => {
       vector: false,
       graph: false,
       scope: false,
+      temporal: false,
     });
     expect(getRecipe('vector').arms).toEqual({
       lexical: false,
@@ -198,6 +200,7 @@ describe('recipes', () => {
       vector: true,
       graph: false,
       scope: false,
+      temporal: false,
     });
     for (const r of Object.values(RECIPES)) {
       expect(r.rrfK).toBeGreaterThan(0);
