@@ -37,6 +37,7 @@ import type {
 import type { Approval } from '../../domain/review.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
+import { withMigrationLock } from './migration-lock.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 import { scopeClause, scopeTerms } from './scope-terms.ts';
 import { TURN_CONTEXT_EXT } from '../../domain/turn-context.ts';
@@ -95,10 +96,13 @@ export const scopeParams = (s: ReadScope) => ({
 export class Neo4jGraphStore implements GraphStore {
   constructor(readonly db: CypherExecutor) {}
 
+  /** One process at a time (see migration-lock.ts): the schema statements and the backfill, then release. */
   async migrate(): Promise<{ applied: string[] }> {
-    const applied = await applyMigrations(this.db);
-    await this.backfillScopeTerms();
-    return { applied };
+    return withMigrationLock(this.db, async () => {
+      const applied = await applyMigrations(this.db);
+      await this.backfillScopeTerms();
+      return { applied };
+    });
   }
 
   /**
