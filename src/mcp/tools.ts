@@ -11,6 +11,7 @@ import {
   isScalarType,
   Kind,
   parse,
+  print,
   TypeInfo,
   typeFromAST,
   validate,
@@ -18,6 +19,7 @@ import {
   visitWithTypeInfo,
   type GraphQLInputType,
   type GraphQLSchema,
+  type FragmentDefinitionNode,
   type OperationDefinitionNode,
 } from 'graphql';
 import { z } from 'zod';
@@ -52,17 +54,39 @@ export function loadSchema(path = SCHEMA_PATH): GraphQLSchema {
   return buildSchema(readFileSync(path, 'utf8'));
 }
 
-/** Every tool in `dir`, checked against the schema; a file that does not validate stops the bridge. */
+/**
+ * Every tool in `dir`, checked against the schema; a file that does not validate stops the bridge. Files
+ * named `_*.graphql` are not tools: they hold fragments shared by tools (one receipt selection for every
+ * write tool), and each tool's document carries the ones it spreads.
+ */
 export function loadTools(dir = TOOLS_DIR, schema = loadSchema()): ToolDef[] {
-  return readdirSync(dir)
+  const files = readdirSync(dir)
     .filter((f) => f.endsWith('.graphql'))
-    .sort()
-    .map((f) => toolFromSource(basename(f, '.graphql'), readFileSync(join(dir, f), 'utf8'), schema));
+    .sort();
+  const shared = files
+    .filter((f) => f.startsWith('_'))
+    .flatMap((f) => parse(readFileSync(join(dir, f), 'utf8')).definitions)
+    .filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION);
+  return files
+    .filter((f) => !f.startsWith('_'))
+    .map((f) => toolFromSource(basename(f, '.graphql'), readFileSync(join(dir, f), 'utf8'), schema, shared));
 }
 
-export function toolFromSource(name: string, source: string, schema: GraphQLSchema): ToolDef {
+/** The tool's own source followed by the shared fragments it spreads. */
+function withFragments(source: string, shared: readonly FragmentDefinitionNode[]): string {
+  const spread = new Set([...source.matchAll(/\.\.\.\s*([_A-Za-z]\w*)/g)].map((m) => m[1]));
+  return [source, ...shared.filter((f) => spread.has(f.name.value)).map((f) => print(f))].join('\n');
+}
+
+export function toolFromSource(
+  name: string,
+  own: string,
+  schema: GraphQLSchema,
+  shared: readonly FragmentDefinitionNode[] = [],
+): ToolDef {
   const where = `tool ${name}`;
   if (!NAME_RE.test(name)) throw new Error(`${where}: the file name must be a tool name (a-z, 0-9, _)`);
+  const source = withFragments(own, shared);
   const document = parse(source);
   const errors = validate(schema, document);
   if (errors.length) throw new Error(`${where}: ${errors.map((e) => e.message).join('; ')}`);

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { freshTenant } from '../support/harness.ts';
+import { ALL_TOOLS, REVIEW_TOOLS, WRITE_TOOLS } from '../support/mcp-tools.ts';
 import { call, mcpTransports, startMcpStack, type CallerSpec, type McpStack } from '../support/mcp.ts';
 
 /**
@@ -11,20 +12,6 @@ import { call, mcpTransports, startMcpStack, type CallerSpec, type McpStack } fr
  * Over HTTP the caller's token has the bridge's audience and is exchanged at the development token
  * endpoint; over stdio the bridge holds the user's own API token.
  */
-
-const ALL_TOOLS = [
-  'approve',
-  'expand',
-  'feedback',
-  'ingest_episode',
-  'query',
-  'recall',
-  'reject',
-  'remember',
-  'review_queue',
-];
-const WRITE_TOOLS = ['approve', 'feedback', 'ingest_episode', 'reject', 'remember'];
-const REVIEW_TOOLS = ['approve', 'reject', 'review_queue'];
 
 let stack: McpStack;
 const tenant = freshTenant('mcp');

@@ -4,6 +4,7 @@ import { loadSchema, loadTools, toolFromSource } from '../../src/mcp/tools.ts';
 import { offeredTools } from '../../src/mcp/server.ts';
 import { claimedScopes } from '../../src/mcp/stdio.ts';
 import type { Scope } from '../../src/domain/principal.ts';
+import { ALL_TOOLS, WRITE_TOOLS } from '../support/mcp-tools.ts';
 
 const schema = loadSchema();
 const tools = loadTools();
@@ -11,18 +12,17 @@ const names = (ts: ReadonlyArray<{ name: string }>) => ts.map((t) => t.name).sor
 
 describe('MCP tools are the GraphQL operations in src/mcp/tools', () => {
   it('every file validates against schema.graphql and becomes a tool named after it', () => {
-    expect(names(tools)).toEqual([
-      'approve',
-      'expand',
-      'feedback',
-      'ingest_episode',
-      'query',
-      'recall',
-      'reject',
-      'remember',
-      'review_queue',
-    ]);
+    expect(names(tools)).toEqual(ALL_TOOLS);
     for (const t of tools) expect(t.description.length, t.name).toBeGreaterThan(40);
+  });
+
+  it('write tools share one receipt selection: each spreads ...Receipt and carries its definition once', () => {
+    for (const t of tools.filter((x) => WRITE_TOOLS.includes(x.name))) {
+      expect(t.document, t.name).toContain('...Receipt');
+      expect(t.document.match(/fragment Receipt on ProposalReceipt/g), t.name).toHaveLength(1);
+    }
+    for (const t of tools.filter((x) => !WRITE_TOOLS.includes(x.name)))
+      expect(t.document, t.name).not.toContain('fragment Receipt');
   });
 
   it('variables become the input schema: required, optional, enums and schema descriptions', () => {
