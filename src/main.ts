@@ -24,7 +24,9 @@ import { createHashingEmbedder } from './adapters/embedders/hashing.ts';
 import { createChatExtractor } from './adapters/extractors/openai-chat.ts';
 import { RecordsService } from './records/service.ts';
 import { AnalyticsService } from './records/analytics.ts';
-import { Neo4jAnalytics } from './adapters/neo4j/analytics.ts';
+import { Neo4jAnalytics, reviewQueueDepth } from './adapters/neo4j/analytics.ts';
+import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapters/metrics/prometheus.ts';
+import { measuredEmbedder, noTelemetry, type Telemetry } from './ports/telemetry.ts';
 import { referencePolicy } from './domain/reference-policy.ts';
 import { AdmissionPolicy, defaultAdmissionPolicy } from './domain/admission.ts';
 import { WriteService } from './ingest/write-service.ts';
@@ -43,6 +45,8 @@ import type { Logger } from './ports/logger.ts';
 export interface Muninn {
   readonly config: Config;
   readonly api: RunningApi | undefined;
+  /** Prometheus /metrics, when MUNINN_METRICS_PORT is set. */
+  readonly metrics: RunningMetrics | undefined;
   readonly projector: Projector | undefined;
   readonly store: Neo4jGraphStore;
   readonly ledger: KafkaLedger;
@@ -156,9 +160,10 @@ export async function buildServices(
   ledger: KafkaLedger,
   waiter: ProjectionWaiter,
   logger: Logger,
+  telemetry: Telemetry = noTelemetry,
 ) {
   const admission = await loadAdmissionPolicy(config.policyFile);
-  const embedder = await createEmbedder(config);
+  const embedder = measuredEmbedder(await createEmbedder(config), telemetry);
   const policy = referencePolicy(store, config.access);
   const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
   // Production refuses to start without MUNINN_FINGERPRINT_KEY (config); elsewhere a persisted dev key.
@@ -193,6 +198,7 @@ export async function buildServices(
     clock: systemClock,
     ids: { uuid: randomUUID },
     logger,
+    telemetry,
     handleKey,
   });
   return { policy, records, writes, recall, handleKey, embedder };
@@ -242,6 +248,16 @@ export async function startMuninn(
     throw e;
   }
   const waiter = new ProjectionWaiter(store, config.kafka.topic);
+  const prometheus = config.metrics
+    ? new PrometheusTelemetry({
+        lag: async () => (await projectionStatus(ledger, store, config.kafka.topic, () => true)).partitions,
+        reviewQueueDepth: () => reviewQueueDepth(store.db),
+      })
+    : undefined;
+  const telemetry = prometheus ?? noTelemetry;
+  const metrics = prometheus
+    ? await serveMetrics(prometheus, config.metrics!.host, config.metrics!.port, logger)
+    : undefined;
 
   let projector: Projector | undefined;
   if (config.role !== 'api') {
@@ -254,6 +270,7 @@ export async function startMuninn(
       batchMax: config.kafka.batchMax,
       logger,
       onApplied: (p, o) => waiter.notify(p, o),
+      telemetry,
     });
     await projector.start();
   }
@@ -264,7 +281,7 @@ export async function startMuninn(
   if (config.role !== 'projector') {
     if (config.env !== 'production' && config.auth.jwks.kind === 'file') await ensureDevKeys(config.stateDir);
     const verifier = tokenVerifier(config, config.auth.audience);
-    const built = await buildServices(config, store, ledger, waiter, logger);
+    const built = await buildServices(config, store, ledger, waiter, logger, telemetry);
     embedder = built.embedder;
     const { records, writes } = built;
     const handoff = createHandoffService(config, store, logger);
@@ -289,6 +306,7 @@ export async function startMuninn(
       },
       corsOrigins: config.corsOrigins,
       formRoutes: devTokenRoute(config),
+      telemetry,
       services: {
         records,
         writes,
@@ -320,6 +338,7 @@ export async function startMuninn(
   return {
     config,
     api,
+    metrics,
     projector,
     store,
     ledger,
@@ -327,6 +346,7 @@ export async function startMuninn(
     stop: () =>
       (stopping ??= (async () => {
         await api?.stop();
+        await metrics?.stop();
         waiter.close();
         await projector?.stop();
         await ledger.close();

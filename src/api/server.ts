@@ -11,6 +11,8 @@ import { applyCors, graphqlCors } from './cors.ts';
 import { formatError } from './errors.ts';
 import { loadConsoleAssets, serveConsole } from './console.ts';
 import { apolloLimitsPlugin, limitRules, type QueryLimits } from './limits.ts';
+import { apolloMetricsPlugin } from './metrics-plugin.ts';
+import { noTelemetry, type Telemetry } from '../ports/telemetry.ts';
 import { buildResolvers, type ApiServices } from './resolvers.ts';
 import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
 import { attachGraphqlWs } from './ws.ts';
@@ -35,6 +37,8 @@ export interface ApiOptions {
   readonly corsOrigins?: readonly string[];
   /** Form-encoded POST endpoints served beside GraphQL (the development token endpoint). */
   readonly formRoutes?: Readonly<Record<string, FormRoute>>;
+  /** Where GraphQL operations are counted and timed (Prometheus when enabled). */
+  readonly telemetry?: Telemetry;
   /** Liveness is "the process answers"; readiness is this. */
   readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }
@@ -71,7 +75,10 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       validationRules: rules,
       parseOptions: { maxTokens: o.limits.maxTokens },
       formatError: formatError(log),
-      plugins: [apolloLimitsPlugin<ApiContext>(o.limits)],
+      plugins: [
+        apolloLimitsPlugin<ApiContext>(o.limits),
+        apolloMetricsPlugin<ApiContext>(o.telemetry ?? noTelemetry),
+      ],
       csrfPrevention: true,
     });
   const apollo = server(schema, o.introspection);

@@ -22,6 +22,8 @@ export const ConfigSchema = z
     MUNINN_ENV: z.enum(['development', 'test', 'production']).default('development'),
     MUNINN_HOST: z.string().min(1).default('127.0.0.1'),
     MUNINN_PORT: int(0, 65535).default(4000),
+    MUNINN_METRICS_PORT: int(0, 65535).optional(),
+    MUNINN_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
     MUNINN_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MUNINN_ROLE: z.enum(['all', 'api', 'projector']).default('all'),
     MUNINN_STATE_DIR: z.string().min(1).default('.muninn'),
@@ -190,6 +192,8 @@ export interface Config {
     readonly awaitTimeoutMs: number;
   };
   readonly log: { readonly level: Raw['MUNINN_LOG_LEVEL'] };
+  /** Prometheus /metrics on its own port; null = not served. */
+  readonly metrics: { readonly host: string; readonly port: number } | null;
   readonly neo4j: {
     readonly uri: string;
     readonly user: string;
@@ -330,6 +334,8 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       awaitTimeoutMs: c.MUNINN_AWAIT_TIMEOUT_MS,
     },
     log: { level: c.MUNINN_LOG_LEVEL },
+    metrics:
+      c.MUNINN_METRICS_PORT === undefined ? null : { host: c.MUNINN_METRICS_HOST, port: c.MUNINN_METRICS_PORT },
     neo4j: { uri: c.NEO4J_URI, user: c.NEO4J_USER, password: c.NEO4J_PASSWORD, database: c.NEO4J_DATABASE },
     kafka: {
       brokers: c.KAFKA_BROKERS,

@@ -2,6 +2,7 @@ import type { GraphStore } from '../ports/graph.ts';
 import type { Ledger, LedgerSubscription } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
 import { applyBatch } from './apply.ts';
+import type { Telemetry } from '../ports/telemetry.ts';
 
 export type ProjectorState =
   | { readonly kind: 'idle' }
@@ -21,6 +22,8 @@ export interface ProjectorOptions {
   readonly logger: Logger;
   /** Called after each committed batch (in-process waiters wake up without polling). */
   readonly onApplied?: (partition: number, offset: string) => void;
+  /** Counts events set aside to the dead-letter topic (none when absent). */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -59,8 +62,10 @@ export class Projector {
           const res = await this.keepingMembership(batch.heartbeat, () =>
             applyBatch(deps, batch.partition, batch.messages.slice(i, i + this.o.batchMax)),
           );
-          if (res.deadLettered > 0)
+          if (res.deadLettered > 0) {
             log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
+            this.o.telemetry?.deadLettered(res.deadLettered);
+          }
           log.debug(
             {
               partition: batch.partition,

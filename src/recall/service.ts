@@ -8,6 +8,7 @@ import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { ArmQuery, GraphStore, RecordView } from '../ports/graph.ts';
 import type { Logger } from '../ports/logger.ts';
+import type { Telemetry } from '../ports/telemetry.ts';
 import { renderEnvelope } from './envelope.ts';
 import { blend, featuresOf, rrf, toRecallItem } from './fuse.ts';
 import { dropNearDuplicates, pack, type Pack } from './pack.ts';
@@ -50,6 +51,8 @@ export interface RecallDeps {
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly logger: Logger;
+  /** Stage latencies per recipe for operators (none when absent). */
+  readonly telemetry?: Telemetry;
   /** MAC key of the handles (feedback verifies them with the same key). */
   readonly handleKey: string;
 }
@@ -224,6 +227,7 @@ export class RecallService {
       },
       'recall',
     );
+    this.d.telemetry?.recall(recipe.name, ms);
     return { recallId, recipe: recipe.name, pack: packed, envelope, ms, records };
   }
 }

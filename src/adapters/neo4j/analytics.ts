@@ -9,6 +9,7 @@ import type {
 } from '../../ports/analytics.ts';
 import type { AsOf, Page, ReadScope, RecordQuery } from '../../ports/graph.ts';
 import { scopeParams, SCOPE_WHERE, toRevisionView, type Neo4jGraphStore } from './graph-store.ts';
+import type { CypherExecutor } from './executor.ts';
 
 /**
  * The analysts' read model, in hand-written Cypher through the one executor. Counts and neighbourhoods
@@ -156,4 +157,10 @@ export class Neo4jAnalytics implements AnalyticsReads {
     );
     return res.records.map((r) => ({ key: String(r.get('key')), count: Number(r.get('c')) }));
   }
+}
+
+/** Proposals waiting for a reviewer over every tenant: an operator's figure (/metrics), never a tenant's answer. */
+export async function reviewQueueDepth(db: CypherExecutor): Promise<number> {
+  const res = await db.read('metrics.reviewQueue', `MATCH (n:Record {status: 'CANDIDATE'}) RETURN count(n) AS c`);
+  return Number(res.records[0]?.get('c') ?? 0);
 }
