@@ -161,6 +161,9 @@ export class Neo4jAnalytics implements AnalyticsReads {
 
 /** Proposals waiting for a reviewer over every tenant: an operator's figure (/metrics), never a tenant's answer. */
 export async function reviewQueueDepth(db: CypherExecutor): Promise<number> {
-  const res = await db.read('metrics.reviewQueue', `MATCH (n:Record {status: 'CANDIDATE'}) RETURN count(n) AS c`);
+  const res = await db.read(
+    'metrics.reviewQueue',
+    `MATCH (n:Record {status: 'CANDIDATE'}) RETURN count(n) AS c`,
+  );
   return Number(res.records[0]?.get('c') ?? 0);
 }
