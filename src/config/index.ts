@@ -335,7 +335,9 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
     },
     log: { level: c.MUNINN_LOG_LEVEL },
     metrics:
-      c.MUNINN_METRICS_PORT === undefined ? null : { host: c.MUNINN_METRICS_HOST, port: c.MUNINN_METRICS_PORT },
+      c.MUNINN_METRICS_PORT === undefined
+        ? null
+        : { host: c.MUNINN_METRICS_HOST, port: c.MUNINN_METRICS_PORT },
     neo4j: { uri: c.NEO4J_URI, user: c.NEO4J_USER, password: c.NEO4J_PASSWORD, database: c.NEO4J_DATABASE },
     kafka: {
       brokers: c.KAFKA_BROKERS,
