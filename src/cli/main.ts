@@ -27,7 +27,8 @@ import { mcpCmd } from './mcp.ts';
 const USAGE = `muninn <command> [options]
 
 Commands:
-  serve                     run the API and the projector (MUNINN_ROLE=all|api|projector)
+  serve [--role all|api|projector]
+                            run the API and the projector, or one of them (default MUNINN_ROLE, all)
   projector                 run the projector alone (can be scaled and killed on its own)
   token --tenant T --sub S --scopes read,write [--ttl 1h] [--audience A] [--act-sub X]
                             print a development token signed by the local dev key (--ttl at most
@@ -65,7 +66,7 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case undefined:
     case 'serve':
-      await runUntilSignal(config());
+      await runUntilSignal(serveConfig(rest));
       return 0;
     case 'projector':
       await runUntilSignal({ ...config(), role: 'projector' });
@@ -112,6 +113,12 @@ async function main(argv: string[]): Promise<number> {
 
 function config(): Config {
   return load();
+}
+
+/** `serve [--role all|api|projector]`: the flag overrides MUNINN_ROLE, checked by the one config loader. */
+function serveConfig(args: string[]): Config {
+  const { values } = parseArgs({ args, options: { role: { type: 'string' } } });
+  return values.role === undefined ? config() : load({ ...process.env, MUNINN_ROLE: values.role });
 }
 
 /** Commands that are clients of the API (token, mcp, project) need no Neo4j or Kafka settings. */
