@@ -13,7 +13,8 @@ import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { fileOutboxReader, HandoffService } from './handoff/contract.ts';
 import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
-import { ensureDevFingerprintKey, ensureDevKeys } from './adapters/auth/dev-keys.ts';
+import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
+import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
 import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
@@ -45,6 +46,8 @@ import type { Logger } from './ports/logger.ts';
 export interface Muninn {
   readonly config: Config;
   readonly api: RunningApi | undefined;
+  /** This process's audit trail file, when it serves the API. */
+  readonly audit: FileAuditLog | undefined;
   /** Prometheus /metrics, when MUNINN_METRICS_PORT is set. */
   readonly metrics: RunningMetrics | undefined;
   readonly projector: Projector | undefined;
@@ -204,6 +207,11 @@ export async function buildServices(
   return { policy, records, writes, recall, handleKey, embedder };
 }
 
+/** The audit trail's MAC key: MUNINN_AUDIT_KEY, or (outside production) a dev key kept in the state dir. */
+export async function auditKey(config: Config): Promise<string> {
+  return config.audit.key ?? ensureDevSecret(config.stateDir, 'audit.key', 'audit key');
+}
+
 /** `muninn eval`'s ports over the real services: seeding through propose, recall through RecallService. */
 export function evalPorts(
   store: Neo4jGraphStore,
@@ -278,9 +286,11 @@ export async function startMuninn(
   let api: RunningApi | undefined;
   let services: Muninn['services'];
   let embedder: (Embedder & { close?: () => Promise<void> }) | undefined;
+  let audit: FileAuditLog | undefined;
   if (config.role !== 'projector') {
     if (config.env !== 'production' && config.auth.jwks.kind === 'file') await ensureDevKeys(config.stateDir);
     const verifier = tokenVerifier(config, config.auth.audience);
+    audit = await FileAuditLog.open(config.audit.dir, await auditKey(config));
     const built = await buildServices(config, store, ledger, waiter, logger, telemetry);
     embedder = built.embedder;
     const { records, writes } = built;
@@ -307,6 +317,7 @@ export async function startMuninn(
       corsOrigins: config.corsOrigins,
       formRoutes: devTokenRoute(config),
       telemetry,
+      audit,
       services: {
         records,
         writes,
@@ -338,6 +349,7 @@ export async function startMuninn(
   return {
     config,
     api,
+    audit,
     metrics,
     projector,
     store,
@@ -346,6 +358,7 @@ export async function startMuninn(
     stop: () =>
       (stopping ??= (async () => {
         await api?.stop();
+        await audit?.close();
         await metrics?.stop();
         waiter.close();
         await projector?.stop();

@@ -1,5 +1,7 @@
 import type { IResolvers } from '@graphql-tools/utils';
-import type { Principal } from '../domain/principal.ts';
+import { z } from 'zod';
+import { parseCommand, Purpose } from '../domain/commands.ts';
+import type { Principal, Reader } from '../domain/principal.ts';
 import type { AsOf, RecordQuery, RecordView, RevisionView } from '../ports/graph.ts';
 import type { RecordsService } from '../records/service.ts';
 import type { AnalyticsService } from '../records/analytics.ts';
@@ -76,7 +78,15 @@ export async function recordQuery(
 }
 
 interface RecordParent extends RecordView {
-  readonly principal: Principal;
+  /** Who reads, with the purpose the top-level field stated: nested fields read under the same. */
+  readonly principal: Reader;
+}
+
+/** The caller with the purpose the field states (`purpose` argument), checked like a command's. */
+function readerOf(principal: Principal, a: Args): Reader {
+  const purpose = a['purpose'];
+  if (purpose === undefined || purpose === null) return principal;
+  return { ...principal, purpose: parseCommand(z.object({ purpose: Purpose }), { purpose }).purpose };
 }
 
 export const revision = (v: RevisionView) => ({
@@ -91,13 +101,15 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
   // Every projectionLag subscriber of this process shares one status read per interval: Kafka and Neo4j
   // see at most one poll a second however many sockets subscribe.
   const lagStatus = shared(s.projection, MIN_LAG_INTERVAL_MS);
-  const withPrincipal = (p: Principal) => (r: RecordView | undefined) => (r ? { ...r, principal: p } : null);
+  const withPrincipal = (p: Reader) => (r: RecordView | undefined) => (r ? { ...r, principal: p } : null);
   return {
     DateTime,
     JSON: JSONScalar,
     Query: {
       recall: async (_: unknown, a: Args, ctx: ApiContext) => {
         const r = await s.recall.recall(ctx.principal, dropNulls(a['input']));
+        // Nested reads of the items (history, about, relations) run under the recall's purpose.
+        const reader: Reader = { ...ctx.principal, purpose: (a['input'] as { purpose: string }).purpose };
         // The records as the recall read them: under its purpose's scope, in the same snapshot.
         const records = r.records;
         return {
@@ -113,7 +125,7 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
               const rec = records.get(i.id)!;
               return {
                 handle: i.handle,
-                record: { ...rec, principal: ctx.principal },
+                record: { ...rec, principal: reader },
                 score: i.score,
                 level: i.level,
                 headline: headlineOf(rec),
@@ -136,37 +148,39 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         };
       },
       record: async (_: unknown, a: Args, ctx: ApiContext) =>
-        withPrincipal(ctx.principal)(
-          await s.records.record(ctx.principal, String(a['id']), asOfArg(a['asOf'])),
+        withPrincipal(readerOf(ctx.principal, a))(
+          await s.records.record(readerOf(ctx.principal, a), String(a['id']), asOfArg(a['asOf'])),
         ),
       records: async (_: unknown, a: Args, ctx: ApiContext) => {
         const first = Number(a['first'] ?? 50);
         if (!Number.isInteger(first) || first < 1 || first > 500)
           throw badInput('first must be between 1 and 500');
-        const query = await recordQuery(s, ctx.principal, a['filter']);
+        const reader = readerOf(ctx.principal, a);
+        const query = await recordQuery(s, reader, a['filter']);
         const page = await s.records.records(
-          ctx.principal,
+          reader,
           query,
           asOfArg(a['asOf']),
           first,
           (a['after'] as string | null | undefined) ?? null,
         );
         return {
-          nodes: page.items.map((r) => ({ ...r, principal: ctx.principal })),
+          nodes: page.items.map((r) => ({ ...r, principal: reader })),
           pageInfo: { endCursor: page.endCursor, hasNextPage: page.hasNextPage },
           // Resolved only when asked for; the same scope and filter as the page.
-          totalCount: () => s.records.recordCount(ctx.principal, query, asOfArg(a['asOf'])),
+          totalCount: () => s.records.recordCount(reader, query, asOfArg(a['asOf'])),
         };
       },
       expand: async (_: unknown, a: Args, ctx: ApiContext) => {
         const id = recordNamedByHandle(String(a['handle']));
         if (!id) throw badInput('not a recall handle (h:<recordId>.<mac>)');
-        return withPrincipal(ctx.principal)(await s.records.record(ctx.principal, id, asOfArg(a['asOf'])));
+        const reader = readerOf(ctx.principal, a);
+        return withPrincipal(reader)(await s.records.record(reader, id, asOfArg(a['asOf'])));
       },
       history: async (_: unknown, a: Args, ctx: ApiContext) =>
-        (await s.records.history(ctx.principal, String(a['id']))).map(revision),
+        (await s.records.history(readerOf(ctx.principal, a), String(a['id']))).map(revision),
       entity: async (_: unknown, a: Args, ctx: ApiContext) =>
-        (await s.records.entity(ctx.principal, dropNulls(a['ref']))) ?? null,
+        (await s.records.entity(readerOf(ctx.principal, a), dropNulls(a['ref']))) ?? null,
       reviewQueue: async (_: unknown, a: Args, ctx: ApiContext) => {
         const first = pageSize(a['first']);
         const page = await s.records.reviewQueue(

@@ -12,6 +12,8 @@ import { formatError } from './errors.ts';
 import { loadConsoleAssets, serveConsole } from './console.ts';
 import { apolloLimitsPlugin, limitRules, type QueryLimits } from './limits.ts';
 import { apolloMetricsPlugin } from './metrics-plugin.ts';
+import { apolloAuditPlugin } from './audit-plugin.ts';
+import { noAudit, type AuditLog } from '../ports/audit.ts';
 import { noTelemetry, type Telemetry } from '../ports/telemetry.ts';
 import { buildResolvers, type ApiServices } from './resolvers.ts';
 import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
@@ -37,6 +39,8 @@ export interface ApiOptions {
   readonly corsOrigins?: readonly string[];
   /** Form-encoded POST endpoints served beside GraphQL (the development token endpoint). */
   readonly formRoutes?: Readonly<Record<string, FormRoute>>;
+  /** Where every operation of a known caller leaves one entry (who, purpose, op, ids, code). */
+  readonly audit?: AuditLog;
   /** Where GraphQL operations are counted and timed (Prometheus when enabled). */
   readonly telemetry?: Telemetry;
   /** Liveness is "the process answers"; readiness is this. */
@@ -78,6 +82,7 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       plugins: [
         apolloLimitsPlugin<ApiContext>(o.limits),
         apolloMetricsPlugin<ApiContext>(o.telemetry ?? noTelemetry),
+        apolloAuditPlugin<ApiContext>(o.audit ?? noAudit, log),
       ],
       csrfPrevention: true,
     });
@@ -174,6 +179,7 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
     verifier: o.verifier,
     clockSkewS: o.clockSkewS,
     log,
+    audit: o.audit ?? noAudit,
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -1,10 +1,12 @@
 import type { IncomingMessage, Server } from 'node:http';
 import {
   GraphQLError,
+  Kind,
   specifiedRules,
   validate,
   type ExecutionArgs,
   type GraphQLSchema,
+  type OperationDefinitionNode,
   type ValidationRule,
 } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -14,6 +16,8 @@ import type { Logger } from '../ports/logger.ts';
 import type { Principal } from '../domain/principal.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
 import { authenticate, type ApiContext } from './context.ts';
+import { auditOperation } from './audit-plugin.ts';
+import type { AuditLog } from '../ports/audit.ts';
 import { formatGraphQLError, gqlError } from './errors.ts';
 import { checkCost, parseWithLimits, type QueryLimits } from './limits.ts';
 
@@ -37,6 +41,8 @@ export interface WsOptions {
   readonly verifier: TokenVerifier;
   readonly clockSkewS: number;
   readonly log: Logger;
+  /** Each delivery (a query's result, a subscription's event) leaves one audit entry. */
+  readonly audit: AuditLog;
 }
 
 /** Close code when a connection's token expires: graphql-ws's 4401 "Unauthorized". Reconnect with a new token. */
@@ -94,8 +100,14 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
       onClose: (ctx) => clearTimeout(ctx.extra.connection?.timer),
       onSubscribe: (ctx, id, payload) => admit(ctx, id, payload, o, expire),
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
-      onNext: (_ctx, _id, _payload, _args, result) =>
-        result.errors?.length ? { ...result, errors: result.errors.map(format) } : undefined,
+      onNext: (ctx, _id, _payload, args, result) => {
+        const formatted = result.errors?.length
+          ? { ...result, errors: result.errors.map(format) }
+          : undefined;
+        const principal = ctx.extra.connection?.principal;
+        if (principal) auditOperation(o.audit, o.log, principal, resolvedOf(args), formatted ?? result);
+        return formatted;
+      },
     },
     wss,
   );
@@ -105,6 +117,14 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
       await new Promise<void>((r) => wss.close(() => r()));
     },
   };
+}
+
+function resolvedOf(args: ExecutionArgs) {
+  const operation = args.document.definitions.find(
+    (d): d is OperationDefinitionNode =>
+      d.kind === Kind.OPERATION_DEFINITION && (!args.operationName || d.name?.value === args.operationName),
+  );
+  return operation ? { schema: args.schema, operation, variables: args.variableValues ?? {} } : undefined;
 }
 
 /** The token from `connection_init` (or the upgrade request's header) → the connection, or undefined. */

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { load, ConfigError, type Config } from '../config/index.ts';
 import { hostname } from 'node:os';
-import { buildServices, connectAdapters, createHandoffService, runUntilSignal } from '../main.ts';
+import { auditKey, buildServices, connectAdapters, createHandoffService, runUntilSignal } from '../main.ts';
+import { verifyAuditDir } from '../adapters/audit/file-audit-log.ts';
 import { ProjectionWaiter } from '../adapters/projection-waiter.ts';
 import { systemClock } from '../ports/clock.ts';
 import { containsSecret } from '../ingest/screen.ts';
@@ -41,6 +42,8 @@ Commands:
                             write the approved team rules of NS (and its ancestors) into the fenced Muninn
                             block of F (default: the profile's file), with your own MUNINN_TOKEN; a second
                             run changes nothing; --check exits 1 when the file would change
+  audit verify [--dir D]     verify every audit trail file in D (default MUNINN_AUDIT_DIR): the chain and each
+                            entry's MAC; exits 1 naming the first file and line that does not verify
   rebuild                   replay the ledger into an emptied graph; print the state hash
   state-hash                print the live canonical state hash
   migrate                   apply Cypher migrations and create the ledger topics
@@ -91,6 +94,12 @@ async function main(argv: string[]): Promise<number> {
       return outboxExport();
     case 'curate':
       return curate(rest);
+    case 'audit':
+      if (rest[0] !== 'verify') {
+        process.stderr.write(`unknown audit command ${rest[0] ?? ''}\n\n${USAGE}`);
+        return 2;
+      }
+      return auditVerify(rest.slice(1));
     case 'eval':
       return evalCmd(rest);
     case 'mark-test-database':
@@ -113,6 +122,23 @@ async function main(argv: string[]): Promise<number> {
 
 function config(): Config {
   return load();
+}
+
+async function auditVerify(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: { dir: { type: 'string' } } });
+  const c = clientConfig();
+  const dir = values.dir ?? c.audit.dir;
+  const results = await verifyAuditDir(dir, await auditKey(c));
+  let bad = 0;
+  for (const { file, verdict } of results) {
+    if (verdict.ok) process.stdout.write(`ok    ${file}: ${verdict.entries} entries\n`);
+    else {
+      bad++;
+      process.stdout.write(`FAIL  ${file}: line ${verdict.line}: ${verdict.reason}\n`);
+    }
+  }
+  process.stdout.write(`${results.length} files, ${bad} failed (${dir})\n`);
+  return bad === 0 ? 0 : 1;
 }
 
 /** `serve [--role all|api|projector]`: the flag overrides MUNINN_ROLE, checked by the one config loader. */

@@ -77,6 +77,8 @@ export const ConfigSchema = z
     MUNINN_POLICY_FILE: z.string().min(1).optional(),
     MUNINN_HANDLE_KEY: z.string().min(32).optional(),
     MUNINN_FINGERPRINT_KEY: z.string().min(32).optional(),
+    MUNINN_AUDIT_KEY: z.string().min(32).optional(),
+    MUNINN_AUDIT_DIR: z.string().min(1).optional(),
     MUNINN_OUTBOX_DIR: z.string().min(1).optional(),
     MUNINN_HANDOFF_STREAM: z
       .string()
@@ -149,6 +151,13 @@ export const ConfigSchema = z
         code: 'custom',
         path: ['MUNINN_FINGERPRINT_KEY'],
         message: 'production needs MUNINN_FINGERPRINT_KEY (≥ 32 chars; the same on every API process)',
+      });
+    }
+    if (c.MUNINN_ENV === 'production' && c.MUNINN_ROLE !== 'projector' && !c.MUNINN_AUDIT_KEY) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['MUNINN_AUDIT_KEY'],
+        message: 'production needs MUNINN_AUDIT_KEY (≥ 32 chars; keyed MACs chain the audit trail)',
       });
     }
     for (const origin of c.MUNINN_CORS_ORIGINS)
@@ -277,6 +286,8 @@ export interface Config {
    * the same one. Required in production; elsewhere a dev key under the state dir when unset.
    */
   readonly fingerprintKey: string | undefined;
+  /** The audit trail: hash-chained files in `dir`, MAC'd with `key` (a dev key from the state dir when unset). */
+  readonly audit: { readonly dir: string; readonly key: string | undefined };
   readonly auth: {
     readonly issuer: string;
     readonly audience: string;
@@ -373,6 +384,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
     policyFile: c.MUNINN_POLICY_FILE,
     handleKey: c.MUNINN_HANDLE_KEY,
     fingerprintKey: c.MUNINN_FINGERPRINT_KEY,
+    audit: { dir: c.MUNINN_AUDIT_DIR ?? `${c.MUNINN_STATE_DIR}/audit`, key: c.MUNINN_AUDIT_KEY },
     handoff: {
       outboxDir: c.MUNINN_OUTBOX_DIR ?? `${c.MUNINN_STATE_DIR}/outbox`,
       stream: c.MUNINN_HANDOFF_STREAM,

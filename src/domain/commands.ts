@@ -19,7 +19,7 @@ import type { Principal } from './principal.ts';
  */
 
 const IdempotencyKey = z.string().min(1).max(256);
-const Purpose = z.string().min(1).max(200);
+export const Purpose = z.string().min(1).max(200);
 
 export const EntityRef = z
   .object({

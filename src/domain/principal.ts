@@ -22,6 +22,14 @@ export interface Principal {
   readonly expiresAt: number | undefined;
 }
 
+/**
+ * A principal reading for a stated purpose: purpose-bound grants apply to its reads (record, records,
+ * history, entity and every nested field of what they return), as they do to recall.
+ */
+export interface Reader extends Principal {
+  readonly purpose?: string | undefined;
+}
+
 /** A stable, printable id for the person behind the principal. */
 export const principalKey = (p: Pick<Principal, 'iss' | 'sub'>): string => `${p.iss}|${p.sub}`;
 

@@ -4,7 +4,7 @@ import { forbidden } from '../domain/errors.ts';
 import { NamespacePath } from '../domain/model.ts';
 import type { EntityState, GrantState } from '../domain/fold.ts';
 import type { Policy } from '../domain/policy.ts';
-import { hasScope, type Principal } from '../domain/principal.ts';
+import { hasScope, type Principal, type Reader } from '../domain/principal.ts';
 import type {
   AsOf,
   GraphStore,
@@ -26,44 +26,50 @@ export class RecordsService {
     private readonly policy: Policy,
   ) {}
 
-  async record(principal: Principal, id: string, asOf: AsOf): Promise<RecordView | undefined> {
-    return this.store.record(await this.policy.readScope(principal, undefined), id, asOf);
+  async record(principal: Reader, id: string, asOf: AsOf): Promise<RecordView | undefined> {
+    return this.store.record(await this.policy.readScope(principal, principal.purpose), id, asOf);
   }
 
   async records(
-    principal: Principal,
+    principal: Reader,
     q: RecordQuery,
     asOf: AsOf,
     first: number,
     after: string | null,
   ): Promise<Page<RecordView>> {
     const query = { ...q, namespace: readNamespace(q.namespace) };
-    return this.store.records(await this.policy.readScope(principal, undefined), query, asOf, first, after);
+    return this.store.records(
+      await this.policy.readScope(principal, principal.purpose),
+      query,
+      asOf,
+      first,
+      after,
+    );
   }
 
-  async recordCount(principal: Principal, q: RecordQuery, asOf: AsOf): Promise<number> {
+  async recordCount(principal: Reader, q: RecordQuery, asOf: AsOf): Promise<number> {
     const query = { ...q, namespace: readNamespace(q.namespace) };
-    return this.store.recordCount(await this.policy.readScope(principal, undefined), query, asOf);
+    return this.store.recordCount(await this.policy.readScope(principal, principal.purpose), query, asOf);
   }
 
-  async history(principal: Principal, id: string): Promise<RevisionView[]> {
-    return this.store.history(await this.policy.readScope(principal, undefined), id);
+  async history(principal: Reader, id: string): Promise<RevisionView[]> {
+    return this.store.history(await this.policy.readScope(principal, principal.purpose), id);
   }
 
-  async entity(principal: Principal, ref: unknown): Promise<EntityState | undefined> {
+  async entity(principal: Reader, ref: unknown): Promise<EntityState | undefined> {
     // Only among the entities the caller may see (see GraphStore.entities): a hidden entity with the
     // same alias neither answers nor shadows a visible one.
-    const scope = await this.policy.readScope(principal, undefined);
+    const scope = await this.policy.readScope(principal, principal.purpose);
     return this.store.findEntity(scope, parseCommand(EntityRef, ref));
   }
 
-  async entitiesByIds(principal: Principal, ids: readonly string[]): Promise<EntityState[]> {
+  async entitiesByIds(principal: Reader, ids: readonly string[]): Promise<EntityState[]> {
     if (ids.length === 0) return [];
-    return this.store.entities(await this.policy.readScope(principal, undefined), ids);
+    return this.store.entities(await this.policy.readScope(principal, principal.purpose), ids);
   }
 
-  async relations(principal: Principal, id: string) {
-    return this.store.relations(await this.policy.readScope(principal, undefined), id);
+  async relations(principal: Reader, id: string) {
+    return this.store.relations(await this.policy.readScope(principal, principal.purpose), id);
   }
 
   /** The tenant's namespace grants (admin only). */

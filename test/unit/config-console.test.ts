@@ -7,6 +7,7 @@ const production = {
   MUNINN_ENV: 'production',
   MUNINN_AUTH_JWKS_URL: 'https://idp.example/jwks',
   MUNINN_FINGERPRINT_KEY: 'k'.repeat(32),
+  MUNINN_AUDIT_KEY: 'a'.repeat(32),
 };
 
 describe('MUNINN_CONSOLE', () => {

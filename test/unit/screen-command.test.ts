@@ -192,7 +192,12 @@ describe('keyed fingerprints', () => {
 
 describe('the fingerprint key', () => {
   const base = { NEO4J_URI: 'bolt://127.0.0.1:7687', KAFKA_BROKERS: '127.0.0.1:9092' };
-  const production = { ...base, MUNINN_ENV: 'production', MUNINN_AUTH_JWKS_URL: 'https://idp.example/jwks' };
+  const production = {
+    ...base,
+    MUNINN_ENV: 'production',
+    MUNINN_AUTH_JWKS_URL: 'https://idp.example/jwks',
+    MUNINN_AUDIT_KEY: 'a'.repeat(32),
+  };
 
   it('production refuses to start without MUNINN_FINGERPRINT_KEY (a projector needs none)', () => {
     expect(() => load(production)).toThrow(ConfigError);

@@ -91,8 +91,16 @@ const FINGERPRINT_FILE = 'fingerprint.key';
  * the same ref across restarts. Published exclusively, like the signing key, so concurrent first uses agree.
  */
 export async function ensureDevFingerprintKey(stateDir: string): Promise<string> {
+  return ensureDevSecret(stateDir, FINGERPRINT_FILE, 'fingerprint key');
+}
+
+/**
+ * A development secret persisted under the state dir (created once, 0600, the same for every process
+ * sharing the dir; a race between two first starts is settled by link(2)). Production passes its own.
+ */
+export async function ensureDevSecret(stateDir: string, file: string, what: string): Promise<string> {
   const dir = join(stateDir, DIR);
-  const path = join(dir, FINGERPRINT_FILE);
+  const path = join(dir, file);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const existing = await readFile(path, 'utf8').catch(() => undefined);
   if (existing && existing.trim().length >= 32) return existing.trim();
@@ -106,7 +114,7 @@ export async function ensureDevFingerprintKey(stateDir: string): Promise<string>
     await unlink(tmp).catch(() => undefined);
   }
   const key = (await readFile(path, 'utf8')).trim();
-  if (key.length < 32) throw new Error(`dev fingerprint key at ${path} is unreadable`);
+  if (key.length < 32) throw new Error(`dev ${what} at ${path} is unreadable`);
   return key;
 }
 
