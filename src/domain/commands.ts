@@ -441,6 +441,7 @@ export const FeedbackCommand = z.object({
   recallId: z.string().min(1).max(200),
   handle: z.string().min(1).max(400),
   verdict: z.enum(FeedbackVerdicts),
+  purpose: Purpose.optional(),
 });
 export type FeedbackCommand = z.infer<typeof FeedbackCommand>;
 

@@ -98,7 +98,7 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
     idempotencyKey: 'key',
     await: 'opaque',
   },
-  FeedbackInput: { recallId: 'opaque', handle: 'opaque', verdict: 'opaque', await: 'opaque' },
+  FeedbackInput: { recallId: 'opaque', handle: 'opaque', verdict: 'opaque', purpose: 'key', await: 'opaque' },
   GrantAccessInput: {
     grantee: { input: 'PrincipalRefInput' },
     namespace: 'key',

@@ -433,7 +433,9 @@ export class WriteService {
     // The handle is bound to the caller it was served to: anyone else's is simply unknown.
     const recordId = recordOfHandle(cmd.recallId, cmd.handle, this.d.handleKey, principalKey(principal));
     if (!recordId) throw notFound('unknown handle for this recall');
-    const record = await this.d.store.record(await this.d.policy.readScope(principal, 'feedback'), recordId);
+    // Under the recall's purpose (its purpose-bound grants found the record), or the feedback purpose.
+    const scope = await this.d.policy.readScope(principal, cmd.purpose ?? 'feedback');
+    const record = await this.d.store.record(scope, recordId);
     if (!record) throw notFound('unknown handle for this recall');
     const event = decideFeedback(this.ctx(principal), cmd, recordId, record.namespace);
     const prior = await this.priorReceipt(principal.tenant, event.idempotencyKey, event.commandHash);

@@ -123,6 +123,27 @@ describe('namespace grants', () => {
     expect((await list(t)).totalCount).toBe(0);
   });
 
+  it('feedback on an item recalled under a purpose-bound grant is accepted under that purpose only', async () => {
+    await grant('bob', 'acme/b', 'CONFIDENTIAL', ['incident']);
+    const t = await app.token({ tenant, sub: 'bob', scopes: ['read', 'write'] });
+    const r = await recall(t, { query: 'canary pipeline', purpose: 'incident' });
+    const item = r.items[0]!;
+    const send = (purpose?: string) =>
+      app.gql<{ feedback: { outcome: string; recordId: string } }>(t, FEEDBACK, {
+        input: {
+          recallId: r.recallId,
+          handle: item.handle,
+          verdict: 'USED',
+          ...(purpose ? { purpose } : {}),
+        },
+      });
+    // Without the purpose the grant does not apply: the record is not found (nothing is appended).
+    expect((await send()).errors?.[0]?.extensions?.['code']).toBe('NOT_FOUND');
+    const ok = await send('incident');
+    expect(ok.errors).toBeUndefined();
+    expect(ok.data!.feedback.recordId).toBe(item.record.id);
+  });
+
   it("an agent's grant intersects with its principal's: carol (default) via bot-1 (acme/a/x) sees only acme/a/x", async () => {
     await grant('bot-1', 'acme/a/x', 'RESTRICTED');
     const t = await app.token({ tenant, sub: 'carol', act: { sub: 'bot-1', iss: ISS() } });
