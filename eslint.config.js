@@ -4,7 +4,17 @@ import importX from 'eslint-plugin-import-x';
 import prettier from 'eslint-config-prettier';
 
 const useCases = ['records', 'projector', 'ingest', 'recall', 'handoff', 'lifecycle'];
-const vendorSdks = ['neo4j-driver', 'kafkajs', 'jose', 'pino', 'onnxruntime-node'];
+const vendorSdks = [
+  'neo4j-driver',
+  'kafkajs',
+  'jose',
+  'pino',
+  'onnxruntime-node',
+  'prom-client',
+  '@opentelemetry/api',
+  '@opentelemetry/sdk-trace',
+  '@opentelemetry/exporter-trace-otlp-http',
+];
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.stack/', '.muninn/', 'coverage/', 'dist/', 'stack/'] },

@@ -15,6 +15,7 @@ import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
+import { OtelAuditLog, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
 import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
@@ -256,6 +257,7 @@ export async function startMuninn(
     throw e;
   }
   const waiter = new ProjectionWaiter(store, config.kafka.topic);
+  const otlp = config.otlpEndpoint ? startOtlp(config.otlpEndpoint) : undefined;
   const prometheus = config.metrics
     ? new PrometheusTelemetry({
         lag: async () => (await projectionStatus(ledger, store, config.kafka.topic, () => true)).partitions,
@@ -317,7 +319,7 @@ export async function startMuninn(
       corsOrigins: config.corsOrigins,
       formRoutes: devTokenRoute(config),
       telemetry,
-      audit,
+      audit: teeAudit(audit, new OtelAuditLog()),
       services: {
         records,
         writes,
@@ -365,6 +367,7 @@ export async function startMuninn(
         await ledger.close();
         await store.close();
         await embedder?.close?.();
+        await otlp?.shutdown();
       })()),
   };
 }

@@ -79,6 +79,7 @@ export const ConfigSchema = z
     MUNINN_FINGERPRINT_KEY: z.string().min(32).optional(),
     MUNINN_AUDIT_KEY: z.string().min(32).optional(),
     MUNINN_AUDIT_DIR: z.string().min(1).optional(),
+    MUNINN_OTLP_ENDPOINT: z.url().optional(),
     MUNINN_OUTBOX_DIR: z.string().min(1).optional(),
     MUNINN_HANDOFF_STREAM: z
       .string()
@@ -288,6 +289,8 @@ export interface Config {
   readonly fingerprintKey: string | undefined;
   /** The audit trail: hash-chained files in `dir`, MAC'd with `key` (a dev key from the state dir when unset). */
   readonly audit: { readonly dir: string; readonly key: string | undefined };
+  /** OTLP/HTTP traces URL (spans of audited operations); none = no exporter. */
+  readonly otlpEndpoint: string | undefined;
   readonly auth: {
     readonly issuer: string;
     readonly audience: string;
@@ -385,6 +388,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
     handleKey: c.MUNINN_HANDLE_KEY,
     fingerprintKey: c.MUNINN_FINGERPRINT_KEY,
     audit: { dir: c.MUNINN_AUDIT_DIR ?? `${c.MUNINN_STATE_DIR}/audit`, key: c.MUNINN_AUDIT_KEY },
+    otlpEndpoint: c.MUNINN_OTLP_ENDPOINT,
     handoff: {
       outboxDir: c.MUNINN_OUTBOX_DIR ?? `${c.MUNINN_STATE_DIR}/outbox`,
       stream: c.MUNINN_HANDOFF_STREAM,

@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { trace } from '@opentelemetry/api';
+import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import type { AuditEntry } from '../../src/domain/audit-chain.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
 import { REPO } from '../support/mcp.ts';
@@ -21,6 +23,12 @@ const tenant = freshTenant('audit');
 const NS = 'acme/audit';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const GRANT = `mutation G($input: GrantAccessInput!) { grantAccess(input: $input) { outcome grantId } }`;
+
+// The spans the app emits go to whichever tracer provider is registered: here an in-memory one.
+const spans = new InMemorySpanExporter();
+trace.setGlobalTracerProvider(
+  new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] }),
+);
 
 beforeAll(async () => {
   // Nobody sees anything without a grant: erin's only grant is for the purpose "incident".
@@ -144,6 +152,21 @@ describe('audit trail', () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]).toMatchObject({ kind: 'write', op: 'mutation.propose' });
     expect(refused[0]!.code).toBe('FORBIDDEN');
+  });
+
+  it('each audited operation is also an OpenTelemetry span carrying the entry as its audit event', async () => {
+    spans.reset();
+    await added(() => app.gql(erin, READS[0]![1], { id: recordId, p: 'incident' }));
+    const span = spans.getFinishedSpans().find((x) => x.name === 'query.record');
+    expect(span).toBeDefined();
+    expect(span!.attributes).toMatchObject({
+      'muninn.kind': 'read',
+      'muninn.purpose': 'incident',
+      'muninn.code': 'OK',
+      'muninn.who': `${app.config.auth.issuer}|erin`,
+    });
+    const event = span!.events.find((e) => e.name === 'audit');
+    expect(event?.attributes?.['muninn.ids']).toContain(recordId);
   });
 
   it('muninn audit verify accepts the trail and names the line of a tampered entry', async () => {

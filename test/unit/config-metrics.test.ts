@@ -18,3 +18,12 @@ describe('MUNINN_METRICS_PORT / MUNINN_METRICS_HOST', () => {
     expect(() => load({ ...base, MUNINN_METRICS_PORT: '70000' })).toThrow(/MUNINN_METRICS_PORT/);
   });
 });
+
+describe('MUNINN_OTLP_ENDPOINT', () => {
+  it('off by default; a URL turns the OTLP exporter on; anything else is a config error', () => {
+    expect(load({ ...base }).otlpEndpoint).toBeUndefined();
+    const url = 'http://collector:4318/v1/traces';
+    expect(load({ ...base, MUNINN_OTLP_ENDPOINT: url }).otlpEndpoint).toBe(url);
+    expect(() => load({ ...base, MUNINN_OTLP_ENDPOINT: 'collector' })).toThrow(/MUNINN_OTLP_ENDPOINT/);
+  });
+});
