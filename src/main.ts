@@ -12,6 +12,13 @@ import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/
 import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { fileOutboxReader, HandoffService } from './handoff/contract.ts';
 import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
+import { FileKeyStore } from './adapters/keys/file-key-store.ts';
+import { openEvent, sealEvents } from './lifecycle/sealing.ts';
+import type { KeyStore } from './ports/key-store.ts';
+import type { DecodeResult } from './domain/events.ts';
+import { ErasureService } from './lifecycle/erasure.ts';
+import { Neo4jErasureLookups } from './adapters/neo4j/erasure-lookups.ts';
+import { redactSecrets } from './ingest/screen.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
@@ -54,6 +61,9 @@ export interface Muninn {
   readonly projector: Projector | undefined;
   readonly store: Neo4jGraphStore;
   readonly ledger: KafkaLedger;
+  /** Opens ledger bytes (sealed payloads too, while their key exists), as the projector does. */
+  readonly decode: (bytes: Uint8Array) => Promise<DecodeResult>;
+  readonly keys: KeyStore;
   /** The write side and the handoff contract, when this process serves the API. */
   readonly services:
     | { readonly writes: WriteService; readonly recall: RecallService; readonly handoff: HandoffService }
@@ -64,10 +74,18 @@ export interface Muninn {
 export function connectAdapters(
   config: Config,
   logger: Logger,
-): { store: Neo4jGraphStore; ledger: KafkaLedger } {
+): {
+  store: Neo4jGraphStore;
+  ledger: KafkaLedger;
+  keys: KeyStore;
+  decode: (bytes: Uint8Array) => Promise<DecodeResult>;
+} {
   const store = new Neo4jGraphStore(
     CypherExecutor.connect(config.neo4j.uri, config.neo4j.user, config.neo4j.password, config.neo4j.database),
   );
+  // Every append seals personal payloads under their item's data key; every read opens them (or, the
+  // key destroyed, sees only the markers the tombstone leaves).
+  const keys = new FileKeyStore(config.erasure.keyDir);
   const ledger = new KafkaLedger({
     brokers: config.kafka.brokers,
     clientId: config.kafka.clientId,
@@ -75,8 +93,9 @@ export function connectAdapters(
     dlqTopic: config.kafka.dlqTopic,
     partitions: config.kafka.partitions,
     logger,
+    encode: (events) => sealEvents(events, keys),
   });
-  return { store, ledger };
+  return { store, ledger, keys, decode: (bytes) => openEvent(bytes, keys) };
 }
 
 /** The one token verifier (jose against the configured JWKS), for one audience. */
@@ -248,7 +267,7 @@ export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
 ): Promise<Muninn> {
-  const { store, ledger } = connectAdapters(config, logger);
+  const { store, ledger, keys, decode } = connectAdapters(config, logger);
   try {
     await store.migrate();
     await ledger.ensureTopics();
@@ -279,6 +298,7 @@ export async function startMuninn(
       sessionTimeoutMs: config.kafka.sessionTimeoutMs,
       batchMax: config.kafka.batchMax,
       logger,
+      decode,
       onApplied: (p, o) => waiter.notify(p, o),
       telemetry,
     });
@@ -298,6 +318,20 @@ export async function startMuninn(
     const { records, writes } = built;
     const handoff = createHandoffService(config, store, logger);
     services = { writes, recall: built.recall, handoff };
+    const erasure = new ErasureService({
+      ledger,
+      keys,
+      lookups: new Neo4jErasureLookups(store.db),
+      store,
+      projection: waiter,
+      verifier,
+      approvers: config.erasure.approvers,
+      redact: redactSecrets,
+      clock: systemClock,
+      ids: { uuid: randomUUID },
+      awaitTimeoutMs: config.http.awaitTimeoutMs,
+      logger,
+    });
     const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
     api = await startApi({
       host: config.http.host,
@@ -324,6 +358,7 @@ export async function startMuninn(
         records,
         writes,
         recall: built.recall,
+        erasure,
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
         analytics: new AnalyticsService(store, new Neo4jAnalytics(store), built.policy),
       },
@@ -356,6 +391,8 @@ export async function startMuninn(
     projector,
     store,
     ledger,
+    decode,
+    keys,
     services,
     stop: () =>
       (stopping ??= (async () => {

@@ -7,6 +7,7 @@ import type { RecordsService } from '../records/service.ts';
 import type { AnalyticsService } from '../records/analytics.ts';
 import type { WriteReceipt, WriteService } from '../ingest/write-service.ts';
 import type { RecallService } from '../recall/service.ts';
+import type { ErasureService } from '../lifecycle/erasure.ts';
 import { headlineOf } from '../recall/pack.ts';
 import type { Proposal } from '../ports/graph.ts';
 import { projectionViewFor, type ProjectionStatus } from '../records/projection-status.ts';
@@ -21,6 +22,8 @@ export interface ApiServices {
   readonly records: RecordsService;
   readonly writes: WriteService;
   readonly recall: RecallService;
+  /** Crypto-shredding (admin only); absent where a process serves no erasure. */
+  readonly erasure?: ErasureService;
   readonly projection: () => Promise<ProjectionStatus>;
   readonly analytics: AnalyticsService;
 }
@@ -236,6 +239,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       revokeAccess: async (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
         return grantReceipt(await s.writes.revokeAccess(ctx.principal, input, wait));
+      },
+      erase: (_: unknown, a: Args, ctx: ApiContext) => {
+        if (!s.erasure) throw forbidden('erasure is not served here');
+        return s.erasure.erase(ctx.principal, dropNulls(a['input']));
       },
     },
     Subscription: {

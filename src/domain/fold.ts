@@ -10,6 +10,7 @@ import type {
   TimeSource,
 } from './model.ts';
 import { approversRequired, decideApproval, describeApproval, partiesOf, type Approval } from './review.ts';
+import { erased } from './erasure-fold.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -170,6 +171,17 @@ export interface Effect {
   readonly episode?: EpisodeState;
   readonly grant?: GrantState;
   readonly receipt?: Receipt;
+  /**
+   * An item whose personal data an `Erased` tombstone removed: the receipts of its earlier events lose
+   * their reasons too (they may quote the content), in this batch and in the graph.
+   */
+  readonly erasure?: Erasure;
+}
+
+export interface Erasure {
+  readonly tenant: string;
+  readonly target: 'RECORD' | 'ENTITY' | 'EPISODE';
+  readonly id: string;
 }
 
 export const currentRevision = (r: RecordState): RevisionState => r.revisions[r.revisions.length - 1]!;
@@ -204,6 +216,8 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return accessRevoked(view, e);
     case 'FeedbackRecorded':
       return feedbackRecorded(view, e);
+    case 'Erased':
+      return erased(view, e);
   }
 }
 

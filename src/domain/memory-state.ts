@@ -1,6 +1,8 @@
 import type { LedgerEvent } from './events.ts';
+import { scrubbedReceipt } from './erasure-fold.ts';
 import {
   evolve,
+  type Erasure,
   type EntityState,
   type EpisodeState,
   type GrantState,
@@ -28,6 +30,7 @@ export class MemoryState implements ProjectionView {
     receipts: new Map<string, Receipt>(),
     episodes: new Map<string, EpisodeState>(),
     grants: new Map<string, GrantState>(),
+    erasures: [] as Erasure[],
   };
 
   constructor(seed?: {
@@ -59,6 +62,7 @@ export class MemoryState implements ProjectionView {
     if (eff.episode)
       this.put(this.episodes, this.dirty.episodes, k(eff.episode.tenant, eff.episode.id), eff.episode);
     if (eff.grant) this.put(this.grants, this.dirty.grants, k(eff.grant.tenant, eff.grant.id), eff.grant);
+    if (eff.erasure) this.erase(eff.erasure);
     if (eff.receipt)
       this.put(
         this.receipts,
@@ -75,8 +79,10 @@ export class MemoryState implements ProjectionView {
     receipts: Receipt[];
     episodes: EpisodeState[];
     grants: GrantState[];
+    erasures: Erasure[];
   } {
     return {
+      erasures: [...this.dirty.erasures],
       records: [...this.dirty.records.values()],
       entities: [...this.dirty.entities.values()],
       receipts: [...this.dirty.receipts.values()],
@@ -101,6 +107,19 @@ export class MemoryState implements ProjectionView {
       Grant: this.grants.size,
     };
     return Object.fromEntries(Object.entries(out).filter(([, n]) => n > 0));
+  }
+
+  /**
+   * The receipts this state holds of the erased record's earlier events lose their reasons; the graph
+   * writer does the same for receipts of earlier batches (before it writes this batch's), so the result
+   * does not depend on where batch boundaries fall.
+   */
+  private erase(x: Erasure): void {
+    this.dirty.erasures.push(x);
+    if (x.target !== 'RECORD') return;
+    for (const [key, r] of this.receipts)
+      if (r.tenant === x.tenant && r.recordId === x.id && r.reason !== null)
+        this.put(this.receipts, this.dirty.receipts, key, scrubbedReceipt(r));
   }
 
   private put<T>(all: Map<string, T>, dirty: Map<string, T>, key: string, v: T): void {

@@ -59,6 +59,7 @@ export const Outcomes = [
   'REJECTED',
   'CONFLICT',
   'PENDING',
+  'ERASED',
 ] as const;
 export type Outcome = (typeof Outcomes)[number];
 

@@ -1,4 +1,4 @@
-import type { EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
+import type { Erasure, EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 import type { Approval } from '../domain/review.ts';
 
@@ -112,6 +112,8 @@ export interface ProjectionWrite {
   readonly receipts: readonly Receipt[];
   readonly episodes: readonly EpisodeState[];
   readonly grants: readonly GrantState[];
+  /** Items erased by this batch: their receipts of earlier batches lose their reasons first. */
+  readonly erasures?: readonly Erasure[];
 }
 
 /** One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. */

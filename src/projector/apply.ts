@@ -1,4 +1,4 @@
-import { decodeEvent, type LedgerEvent } from '../domain/events.ts';
+import { decodeEvent, type DecodeResult, type LedgerEvent } from '../domain/events.ts';
 import { MemoryState } from '../domain/memory-state.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import type { GraphStore, StateKeys } from '../ports/graph.ts';
@@ -14,6 +14,8 @@ export interface ApplyDeps {
   readonly store: GraphStore;
   readonly topic: string;
   readonly deadLetter: (d: DeadLetter) => Promise<void>;
+  /** Bytes → event, opening sealed payloads (lifecycle/sealing.ts); without it a sealed event is dead-lettered. */
+  readonly decode?: (bytes: Uint8Array) => Promise<DecodeResult>;
 }
 
 export interface ApplyResult {
@@ -31,13 +33,14 @@ export async function applyBatch(
   messages: readonly LedgerMessage[],
 ): Promise<ApplyResult> {
   if (messages.length === 0) return { applied: 0, skipped: 0, deadLettered: 0, lastOffset: null };
-  const decoded: Array<{ offset: bigint; event: LedgerEvent }> = [];
+  const decoded: Array<{ offset: bigint; event: LedgerEvent; bytes: Uint8Array | null }> = [];
   const dead: DeadLetter[] = [];
+  const decode = deps.decode ?? ((b: Uint8Array) => Promise.resolve(decodeEvent(b)));
   for (const m of messages) {
     const r = m.value
-      ? decodeEvent(m.value)
+      ? await decode(m.value)
       : ({ ok: false, reason: 'empty message', retryableAfterUpgrade: false } as const);
-    if (r.ok) decoded.push({ offset: BigInt(m.offset), event: r.event });
+    if (r.ok) decoded.push({ offset: BigInt(m.offset), event: r.event, bytes: m.value });
     else
       dead.push({
         sourcePartition: partition,
@@ -77,7 +80,7 @@ async function currentCheckpoint(deps: ApplyDeps, partition: number): Promise<bi
 async function applyOneByOne(
   deps: ApplyDeps,
   partition: number,
-  decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
+  decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent; bytes: Uint8Array | null }>,
   lastOffset: bigint,
   deadCount: number,
 ): Promise<ApplyResult> {
@@ -96,7 +99,8 @@ async function applyOneByOne(
         sourceOffset: String(d.offset),
         reason: `apply failed: ${e instanceof Error ? e.message : String(e)}`,
         retryableAfterUpgrade: true,
-        value: Buffer.from(JSON.stringify(d.event)),
+        // The message as it was on the ledger (sealed parts stay sealed), never the opened event.
+        value: d.bytes,
       });
       deadLettered++;
       await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [], d.offset));
@@ -148,6 +152,10 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
       grants.set(k(e.tenant, e.payload.grantId), { tenant: e.tenant, id: e.payload.grantId });
     if (e.type === 'EpisodeStored')
       episodes.set(k(e.tenant, e.payload.episodeId), { tenant: e.tenant, id: e.payload.episodeId });
+    if (e.type === 'Erased') {
+      const into = { RECORD: records, ENTITY: entities, EPISODE: episodes }[e.payload.target];
+      into.set(k(e.tenant, e.payload.id), { tenant: e.tenant, id: e.payload.id });
+    }
   }
   return {
     records: [...records.values()],

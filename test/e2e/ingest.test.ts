@@ -206,8 +206,17 @@ describe('one transcript through the pipeline', () => {
 
     const topicText = await rawTopic(app.config.kafka.brokers, topic);
     expect(topicText).toContain('EpisodeStored');
-    expect(topicText).toContain('[secret:');
     expect(topicText).not.toContain(SECRET);
+    // The episode's text is sealed on the topic; opened, it carries the SecretRef, not the secret.
+    const opened: string[] = [];
+    await app.m.ledger.readAll(async (b) => {
+      for (const m of b.messages) {
+        const d = m.value ? await app.m.decode(m.value) : null;
+        if (d?.ok && d.event.type === 'EpisodeStored') opened.push(JSON.stringify(d.event));
+      }
+    }, 500);
+    expect(opened.join('\n')).toContain('[secret:');
+    expect(opened.join('\n')).not.toContain(SECRET);
 
     const logText = logs.join('');
     expect(logText).toContain('episode planned');

@@ -905,6 +905,15 @@ class Neo4jProjectionTx implements ProjectionTx {
   }
 
   async write(w: ProjectionWrite): Promise<void> {
+    const erasedRecords = (w.erasures ?? []).filter((x) => x.target === 'RECORD');
+    if (erasedRecords.length) {
+      // Before this batch's receipts are written: those of earlier batches may quote the erased content.
+      await this.tx.run(
+        `UNWIND $rows AS x MATCH (rc:Receipt {tenant: x.tenant, recordId: x.id})
+         WHERE rc.reason IS NOT NULL SET rc.reason = null`,
+        { rows: erasedRecords.map((x) => ({ tenant: x.tenant, id: x.id })) },
+      );
+    }
     if (w.episodes.length) {
       await this.tx.run(
         `UNWIND $rows AS e MERGE (ep:Episode {tenant: e.tenant, id: e.id}) SET ep += e.props
