@@ -41,7 +41,16 @@ let writer: string;
 const herIds: string[] = [];
 let otherId = '';
 
-const neo4jCheckpoint = async () => undefined;
+/** Files Neo4j only appends to and prunes by policy (its write-ahead log), never overwrites. */
+const TX_LOG = /[\\/]transactions[\\/]/;
+function outsideTxLog(hits: Map<string, string[]>): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [needle, files] of hits) {
+    const rest = files.filter((f) => !TX_LOG.test(f));
+    if (rest.length) out[needle] = rest;
+  }
+  return out;
+}
 const ledgerSize = async () =>
   (await app.m.ledger.offsets()).reduce((s, o) => s + BigInt(o.highWatermark), 0n);
 
@@ -123,8 +132,9 @@ describe('erase(subject): crypto-shredding end to end', () => {
     expect(existsSync(NEO4J_FILES)).toBe(true);
     const dump = await graphDump(app);
     for (const p of PLAIN) expect(dump).toContain(p);
-    await neo4jCheckpoint();
-    console.log('NEO4J BEFORE', JSON.stringify(Object.fromEntries(scanFiles(NEO4J_FILES, PLAIN))));
+    // The scan sees what Neo4j wrote: every plaintext is in its transaction log right after the commit.
+    const neo = scanFiles(NEO4J_FILES, PLAIN);
+    for (const p of PLAIN) expect(neo.get(p)?.some((f) => TX_LOG.test(f))).toBe(true);
     const segments = scanFiles(KAFKA_FILES, [...PLAIN, OTHER_PLAIN, herIds[0]!]);
     expect([...segments.keys()]).toEqual([herIds[0]]);
   });
@@ -187,10 +197,13 @@ describe('erase(subject): crypto-shredding end to end', () => {
     expect(other.data!.record.statement.object).toBe(OTHER_PLAIN);
   });
 
-  it('after: no plaintext in the Neo4j files (checkpointed), the Kafka segments or the server log', async () => {
-    await neo4jCheckpoint();
+  it('after: no plaintext in the Kafka segments or the server log; in Neo4j files only its transaction log', async () => {
+    // Known and documented (README, Security › Erasure): Neo4j Community has no secure delete and no
+    // checkpoint procedure. Overwritten values stay in its transaction log until pruned, and (found with a
+    // clean shutdown, which checkpoints) in freed store records and range-index pages until reused. The
+    // honest cure is a rebuild into a fresh store, from a ledger that holds only ciphertext and tombstones.
     const neo = scanFiles(NEO4J_FILES, PLAIN);
-    console.log('NEO4J AFTER', JSON.stringify(Object.fromEntries(neo)));
+    expect(outsideTxLog(neo)).toEqual({});
     const kafka = scanFiles(KAFKA_FILES, [...PLAIN, NAME]);
     expect(Object.fromEntries(kafka)).toEqual({});
     const log = logs.join('');
@@ -206,7 +219,5 @@ describe('erase(subject): crypto-shredding end to end', () => {
     const dump = await graphDump(app);
     for (const p of [...PLAIN, NAME]) expect(dump).not.toContain(p);
     expect(dump).toContain(OTHER_PLAIN);
-    await neo4jCheckpoint();
-    console.log('NEO4J REBUILT', JSON.stringify(Object.fromEntries(scanFiles(NEO4J_FILES, PLAIN))));
   });
 });

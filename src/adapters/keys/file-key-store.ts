@@ -44,7 +44,7 @@ export class FileKeyStore implements KeyStore {
   async destroy(keyIds: readonly string[]): Promise<void> {
     for (const id of new Set(keyIds)) {
       this.cache.delete(id);
-      const path = await this.pathOf(id);
+      const path = await this.pathOf(id, true);
       const fh = await open(path, 'r+').catch(() => null);
       if (fh) {
         try {
@@ -68,7 +68,7 @@ export class FileKeyStore implements KeyStore {
     const existing = await this.read(id);
     if (existing && 'key' in existing) return existing.key;
     if (existing) throw conflict('the item was erased: nothing new can be written for it');
-    const path = await this.pathOf(id);
+    const path = await this.pathOf(id, true);
     const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     const fh = await open(tmp, 'wx', 0o600);
     try {
@@ -101,10 +101,11 @@ export class FileKeyStore implements KeyStore {
     return { destroyed: true };
   }
 
-  private async pathOf(id: string): Promise<string> {
+  /** The key's file (its directory created first when `create`: reads never touch the disk's layout). */
+  private async pathOf(id: string, create = false): Promise<string> {
     const h = createHash('sha256').update(id).digest('hex');
     const d = join(this.dir, h.slice(0, 2));
-    await mkdir(d, { recursive: true, mode: 0o700 });
+    if (create) await mkdir(d, { recursive: true, mode: 0o700 });
     return join(d, `${h}.json`);
   }
 }
