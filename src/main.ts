@@ -17,6 +17,7 @@ import { openEvent, sealEvents } from './lifecycle/sealing.ts';
 import type { KeyStore } from './ports/key-store.ts';
 import type { DecodeResult } from './domain/events.ts';
 import { ErasureService } from './lifecycle/erasure.ts';
+import { HoldService } from './lifecycle/holds.ts';
 import { Neo4jErasureLookups } from './adapters/neo4j/erasure-lookups.ts';
 import { redactSecrets } from './ingest/screen.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
@@ -318,7 +319,7 @@ export async function startMuninn(
     const { records, writes } = built;
     const handoff = createHandoffService(config, store, logger);
     services = { writes, recall: built.recall, handoff };
-    const erasure = new ErasureService({
+    const erasureDeps = {
       ledger,
       keys,
       lookups: new Neo4jErasureLookups(store.db),
@@ -331,7 +332,9 @@ export async function startMuninn(
       ids: { uuid: randomUUID },
       awaitTimeoutMs: config.http.awaitTimeoutMs,
       logger,
-    });
+    };
+    const erasure = new ErasureService(erasureDeps);
+    const holds = new HoldService(erasureDeps);
     const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
     api = await startApi({
       host: config.http.host,
@@ -359,6 +362,7 @@ export async function startMuninn(
         writes,
         recall: built.recall,
         erasure,
+        holds,
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
         analytics: new AnalyticsService(store, new Neo4jAnalytics(store), built.policy),
       },

@@ -212,6 +212,23 @@ const ErasedV1 = z.object({
   reason: z.string().min(1).max(2000),
 });
 
+/**
+ * A legal hold on a namespace subtree (`target` NAMESPACE: the event's namespace) or on one record: while
+ * it stands, nothing under it may be erased. Placing and releasing are admin acts, kept on the ledger.
+ */
+const HoldPlacedV1 = z.object({
+  holdId: Id,
+  target: z.enum(['NAMESPACE', 'RECORD']),
+  /** The held record's id (RECORD); null for a namespace hold. */
+  recordId: Id.nullable(),
+  reason: z.string().min(1).max(2000),
+});
+
+const HoldReleasedV1 = z.object({
+  holdId: Id,
+  reason: z.string().min(1).max(2000),
+});
+
 /** A caller's verdict on an item it was given by a recall: ranking reads the record's utility. */
 const FeedbackRecordedV1 = z.object({
   recordId: Id,
@@ -238,6 +255,8 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('AccessRevoked', AccessRevokedV1),
   variant('FeedbackRecorded', FeedbackRecordedV1),
   variant('Erased', ErasedV1),
+  variant('HoldPlaced', HoldPlacedV1),
+  variant('HoldReleased', HoldReleasedV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -259,6 +278,8 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   AccessRevoked: 1,
   FeedbackRecorded: 1,
   Erased: 1,
+  HoldPlaced: 1,
+  HoldReleased: 1,
 };
 
 /**

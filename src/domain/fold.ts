@@ -11,6 +11,7 @@ import type {
 } from './model.ts';
 import { approversRequired, decideApproval, describeApproval, partiesOf, type Approval } from './review.ts';
 import { erased } from './erasure-fold.ts';
+import { holdPlaced, holdReleased, type HoldState } from './hold-fold.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -160,6 +161,8 @@ export interface ProjectionView {
   receipt(tenant: string, idempotencyKey: string): Receipt | undefined;
   episode(tenant: string, id: string): EpisodeState | undefined;
   grant(tenant: string, id: string): GrantState | undefined;
+  /** Legal holds (absent in views that never fold one). */
+  hold?(tenant: string, id: string): HoldState | undefined;
 }
 
 /** What one event changes. `receipt` is absent for a redelivered command (same key, same input). */
@@ -170,6 +173,7 @@ export interface Effect {
   readonly entity?: EntityState;
   readonly episode?: EpisodeState;
   readonly grant?: GrantState;
+  readonly hold?: HoldState;
   readonly receipt?: Receipt;
   /**
    * An item whose personal data an `Erased` tombstone removed: the receipts of its earlier events lose
@@ -218,6 +222,10 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return feedbackRecorded(view, e);
     case 'Erased':
       return erased(view, e);
+    case 'HoldPlaced':
+      return holdPlaced(view, e);
+    case 'HoldReleased':
+      return holdReleased(view, e);
   }
 }
 

@@ -8,7 +8,7 @@ import { NamespacePath } from '../domain/model.ts';
 import { hasScope, principalKey, type Principal } from '../domain/principal.ts';
 import { keyIdOf } from '../domain/sealing.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
-import type { ErasureItem, ErasureLookups, ErasureSelector } from '../ports/erasure.ts';
+import type { ErasureItem, ErasureLookups, ErasureSelector, HoldView } from '../ports/erasure.ts';
 import type { GraphStore } from '../ports/graph.ts';
 import type { KeyStore } from '../ports/key-store.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
@@ -104,6 +104,9 @@ export class ErasureService {
       ? done.flatMap(itemOfReceipt)
       : await this.d.lookups.plan(principal.tenant, selectorOf(cmd));
     if (!items.length) throw notFound('nothing to erase: no such subject, record or namespace');
+    const holds = blocking(await this.d.lookups.holds(principal.tenant, false), items);
+    if (holds.length)
+      throw conflict('under legal hold: release the hold first', { holds: holds.map((h) => h.id) });
     const erasedAt = done[0]?.recordedAt ?? this.d.clock.now().toISOString();
     if (!done.length) await this.appendAndWait(this.tombstones(principal, cmd, items, base, hash, erasedAt));
     await this.d.keys.destroy(items.map(keyOf(principal.tenant)));
@@ -219,6 +222,17 @@ function selectorOf(c: EraseCommand): ErasureSelector {
   if (c.recordId) return { kind: 'RECORD', recordId: c.recordId };
   if (c.namespace) return { kind: 'NAMESPACE', namespace: c.namespace };
   return { kind: 'SUBJECT', subject: c.subject ?? {} };
+}
+
+/** The standing holds that cover an item: its record, or a namespace at or above it. */
+function blocking(holds: readonly HoldView[], items: readonly ErasureItem[]): HoldView[] {
+  return holds.filter((h) =>
+    items.some((i) =>
+      h.target === 'RECORD'
+        ? i.target === 'RECORD' && i.id === h.recordId
+        : i.namespace === h.namespace || i.namespace.startsWith(`${h.namespace}/`),
+    ),
+  );
 }
 
 /** A tombstone's receipt names its item (ids only): `erased RECORD <id>`; see erasure-fold.ts. */

@@ -16,10 +16,24 @@ export interface ErasureItem {
   readonly namespace: string;
 }
 
+/** A legal hold as erasure sees it. */
+export interface HoldView {
+  readonly id: string;
+  readonly target: 'NAMESPACE' | 'RECORD';
+  readonly namespace: string;
+  readonly recordId: string | null;
+  readonly reason: string;
+  readonly placedBy: string;
+  readonly placedAt: string;
+  readonly releasedAt: string | null;
+}
+
 /** The graph reads erasure needs (tenant-wide, every status: only an admin erases). */
 export interface ErasureLookups {
   /** The items the selector names; empty when it names nothing known. */
   plan(tenant: string, selector: ErasureSelector): Promise<ErasureItem[]>;
   /** Ids among `items` whose personal data the graph still holds (empty = all removed). */
   remaining(tenant: string, items: readonly ErasureItem[]): Promise<string[]>;
+  /** The tenant's legal holds, standing ones only unless `all`. */
+  holds(tenant: string, all: boolean): Promise<HoldView[]>;
 }

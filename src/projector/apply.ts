@@ -135,10 +135,13 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
   const receipts = new Map<string, { tenant: string; idempotencyKey: string }>();
   const episodes = new Map<string, { tenant: string; id: string }>();
   const grants = new Map<string, { tenant: string; id: string }>();
+  const holds = new Map<string, { tenant: string; id: string }>();
   const rec = (tenant: string, id: string) => records.set(k(tenant, id), { tenant, id });
   for (const e of events) {
     receipts.set(k(e.tenant, e.idempotencyKey), { tenant: e.tenant, idempotencyKey: e.idempotencyKey });
-    if ('recordId' in e.payload) rec(e.tenant, e.payload.recordId);
+    if ('recordId' in e.payload && e.payload.recordId) rec(e.tenant, e.payload.recordId);
+    if (e.type === 'HoldPlaced' || e.type === 'HoldReleased')
+      holds.set(k(e.tenant, e.payload.holdId), { tenant: e.tenant, id: e.payload.holdId });
     if (e.type === 'RecordProposed' && e.payload.relation) rec(e.tenant, e.payload.relation.target);
     if (e.type === 'EntityCreated') {
       entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
@@ -163,6 +166,7 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
     receipts: [...receipts.values()],
     episodes: [...episodes.values()],
     grants: [...grants.values()],
+    holds: [...holds.values()],
   };
 }
 
@@ -183,6 +187,7 @@ async function loadWithTargets(tx: Parameters<Parameters<GraphStore['projection'
     receipts: [],
     episodes: [],
     grants: [],
+    holds: [],
   });
   return { ...first, records: [...first.records, ...more.records] };
 }

@@ -31,6 +31,9 @@ const ERASE = `mutation E($input: EraseInput!) { erase(input: $input) {
   erasureId requestedBy approvedBy reason erasedAt records entities episodes ids checks { store ok detail } } }`;
 const RECORD = `query R($id: ID!) { record(id: $id) { id status statement { subject object text } } }`;
 const HISTORY = `query H($id: ID!) { history(id: $id) { version status statement { text } } }`;
+const PLACE = `mutation P($input: PlaceHoldInput!) { placeHold(input: $input) { holdId outcome } }`;
+const RELEASE = `mutation R($input: ReleaseHoldInput!) { releaseHold(input: $input) { holdId outcome } }`;
+const HOLDS = `{ holds { id target namespace reason releasedAt } }`;
 const INGEST = `mutation I($input: EpisodeInput!) { ingestEpisode(input: $input) { outcome recordId } }`;
 
 let app: TestApp;
@@ -152,6 +155,32 @@ describe('erase(subject): crypto-shredding end to end', () => {
     expect(two.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
     expect(await ledgerSize()).toBe(before);
     expect(await graphDump(app)).toContain(PLAIN[1]);
+  });
+
+  it('a legal hold blocks erasure (CONFLICT, nothing appended) until it is released', async () => {
+    const hold = { namespace: 'acme/payroll', reason: 'litigation 2026-17', idempotencyKey: randomUUID() };
+    const notAdmin = await app.gql(writer, PLACE, { input: hold });
+    expect(notAdmin.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    const placed = await app.gql<{ placeHold: { holdId: string; outcome: string } }>(admin, PLACE, {
+      input: hold,
+    });
+    expect(placed.errors).toBeUndefined();
+    expect(placed.data!.placeHold.outcome).toBe('ADMITTED');
+    const holdId = placed.data!.placeHold.holdId;
+
+    const before = await ledgerSize();
+    const input = { subject: { alias: NAME }, reason: 'GDPR art. 17', idempotencyKey: randomUUID() };
+    const blocked = await app.gql(admin, ERASE, { input });
+    expect(blocked.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT', holds: [holdId] });
+    expect(await ledgerSize()).toBe(before);
+    expect(await graphDump(app)).toContain(PLAIN[1]);
+
+    const released = await app.gql<{ releaseHold: { outcome: string } }>(admin, RELEASE, {
+      input: { holdId, reason: 'case closed', idempotencyKey: randomUUID() },
+    });
+    expect(released.data!.releaseHold.outcome).toBe('ADMITTED');
+    const listed = await app.gql<{ holds: Array<{ id: string; releasedAt: string | null }> }>(admin, HOLDS);
+    expect(listed.data!.holds.find((h) => h.id === holdId)?.releasedAt).toEqual(expect.any(String));
   });
 
   it('erases the subject everywhere and returns a proof-of-removal receipt', async () => {

@@ -139,7 +139,7 @@ const keysIn = (events: readonly LedgerEvent[]) =>
           keyIdOf(
             TENANT,
             e.type === 'EntityCreated' ? 'entity' : e.type === 'EpisodeStored' ? 'episode' : 'record',
-            'recordId' in e.payload
+            'recordId' in e.payload && e.payload.recordId
               ? e.payload.recordId
               : 'entityId' in e.payload
                 ? e.payload.entityId

@@ -1,5 +1,5 @@
 import { ERASED_MARK } from '../../domain/sealing.ts';
-import type { ErasureItem, ErasureLookups, ErasureSelector } from '../../ports/erasure.ts';
+import type { ErasureItem, ErasureLookups, ErasureSelector, HoldView } from '../../ports/erasure.ts';
 import type { CypherExecutor } from './executor.ts';
 
 /**
@@ -162,5 +162,28 @@ export class Neo4jErasureLookups implements ErasureLookups {
       },
     );
     return res.records.map((r) => String(r.get('id')));
+  }
+
+  async holds(tenant: string, all: boolean): Promise<HoldView[]> {
+    const res = await this.db.read(
+      'erasure.holds',
+      `MATCH (h:Hold {tenant: $tenant}) WHERE $all OR h.releasedAt IS NULL
+       RETURN h ORDER BY h.placedAt DESC, h.id`,
+      { tenant, all },
+    );
+    return res.records.map((r) => {
+      const p = r.get('h').properties as Record<string, unknown>;
+      const opt = (v: unknown) => (v === null || v === undefined ? null : String(v));
+      return {
+        id: String(p['id']),
+        target: p['target'] as HoldView['target'],
+        namespace: String(p['namespace']),
+        recordId: opt(p['recordId']),
+        reason: String(p['reason']),
+        placedBy: String(p['placedBy']),
+        placedAt: String(p['placedAt']),
+        releasedAt: opt(p['releasedAt']),
+      };
+    });
   }
 }
