@@ -19,7 +19,7 @@ import type { DecodeResult } from './domain/events.ts';
 import { ErasureService } from './lifecycle/erasure.ts';
 import { HoldService } from './lifecycle/holds.ts';
 import { Neo4jErasureLookups } from './adapters/neo4j/erasure-lookups.ts';
-import { redactSecrets } from './ingest/screen.ts';
+import { screenCommand } from './ingest/screen-command.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
@@ -319,6 +319,7 @@ export async function startMuninn(
     const { records, writes } = built;
     const handoff = createHandoffService(config, store, logger);
     services = { writes, recall: built.recall, handoff };
+    const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
     const erasureDeps = {
       ledger,
       keys,
@@ -327,7 +328,8 @@ export async function startMuninn(
       projection: waiter,
       verifier,
       approvers: config.erasure.approvers,
-      redact: redactSecrets,
+      screen: (command: 'erase' | 'placeHold' | 'releaseHold', input: unknown) =>
+        screenCommand(command, input, fingerprintKey).value,
       clock: systemClock,
       ids: { uuid: randomUUID },
       awaitTimeoutMs: config.http.awaitTimeoutMs,

@@ -77,8 +77,11 @@ export interface ErasureDeps {
   readonly verifier: TokenVerifier;
   /** Admins besides the caller who must approve (MUNINN_ERASE_APPROVERS). */
   readonly approvers: number;
-  /** Replaces any credential in the operator's reason (the reason is stored in clear). */
-  readonly redact: (text: string) => string;
+  /**
+   * The one screening pass of a command (ingest/screen-command.ts), before anything else reads it: a
+   * secret in an identifier refuses it, one in the reason becomes a SecretRef (the reason is stored in clear).
+   */
+  readonly screen: (command: 'erase' | 'placeHold' | 'releaseHold', input: unknown) => unknown;
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly awaitTimeoutMs: number;
@@ -92,7 +95,7 @@ export class ErasureService {
     if (!hasScope(principal, 'admin')) throw forbidden('the admin scope is required to erase');
     const parsed = EraseCommand.safeParse(input);
     if (!parsed.success) throw badInput(parsed.error.issues.map((i) => i.message).join('; '));
-    const cmd = { ...parsed.data, reason: this.d.redact(parsed.data.reason) };
+    const cmd = this.d.screen('erase', parsed.data) as EraseCommand;
     const approver = await this.secondApprover(principal, cmd.approverToken);
     const base = receiptKey(principal, cmd.idempotencyKey, 'user');
     const hash = sha256Hex(canonicalJson({ kind: 'erase', selector: selectorOf(cmd), reason: cmd.reason }));

@@ -39,14 +39,14 @@ export interface HoldReceipt {
 
 type HoldDeps = Pick<
   ErasureDeps,
-  'ledger' | 'lookups' | 'store' | 'projection' | 'redact' | 'clock' | 'ids' | 'awaitTimeoutMs'
+  'ledger' | 'lookups' | 'store' | 'projection' | 'screen' | 'clock' | 'ids' | 'awaitTimeoutMs'
 >;
 
 export class HoldService {
   constructor(private readonly d: HoldDeps) {}
 
   async place(principal: Principal, input: unknown): Promise<HoldReceipt> {
-    const cmd = this.parse(principal, PlaceHold, input, 'place a legal hold');
+    const cmd = this.parse(principal, PlaceHold, input, 'place a legal hold', 'placeHold');
     let namespace = cmd.namespace;
     if (cmd.recordId) {
       const [item] = await this.d.lookups.plan(principal.tenant, { kind: 'RECORD', recordId: cmd.recordId });
@@ -58,17 +58,17 @@ export class HoldService {
       holdId,
       target: cmd.recordId ? ('RECORD' as const) : ('NAMESPACE' as const),
       recordId: cmd.recordId ?? null,
-      reason: this.d.redact(cmd.reason),
+      reason: cmd.reason,
     };
     return this.commit(principal, cmd.idempotencyKey, { type: 'HoldPlaced', payload }, namespace!, holdId);
   }
 
   async release(principal: Principal, input: unknown): Promise<HoldReceipt> {
-    const cmd = this.parse(principal, ReleaseHold, input, 'release a legal hold');
+    const cmd = this.parse(principal, ReleaseHold, input, 'release a legal hold', 'releaseHold');
     const holds = await this.d.lookups.holds(principal.tenant, true);
     const hold = holds.find((h) => h.id === cmd.holdId);
     if (!hold) throw notFound(`no hold ${cmd.holdId}`);
-    const payload = { holdId: cmd.holdId, reason: this.d.redact(cmd.reason) };
+    const payload = { holdId: cmd.holdId, reason: cmd.reason };
     return this.commit(
       principal,
       cmd.idempotencyKey,
@@ -83,11 +83,17 @@ export class HoldService {
     return this.d.lookups.holds(principal.tenant, true);
   }
 
-  private parse<T>(principal: Principal, schema: z.ZodType<T>, input: unknown, what: string): T {
+  private parse<T>(
+    principal: Principal,
+    schema: z.ZodType<T>,
+    input: unknown,
+    what: string,
+    command: 'placeHold' | 'releaseHold',
+  ): T {
     if (!hasScope(principal, 'admin')) throw forbidden(`the admin scope is required to ${what}`);
     const parsed = schema.safeParse(input);
     if (!parsed.success) throw badInput(parsed.error.issues.map((i) => i.message).join('; '));
-    return parsed.data;
+    return this.d.screen(command, parsed.data) as T;
   }
 
   private async commit(
