@@ -110,10 +110,17 @@ describe('every string field of every mutation, with each of the 26 secret kinds
     );
     await pool(cases, 8, async ({ leaf, sample, name, text, samples }) => {
       const m = leaf.mutation;
-      const type = getNamedType(inputArg(m)).name;
-      const r = await call(prober, `mutation M($input: ${type}!) { ${m}(input: $input) { outcome } }`, {
-        input: { ...withLeaf(sample, leaf, text), await: false },
-      });
+      const named = getNamedType(inputArg(m));
+      // Receipts differ by mutation (an erasure's is not a write receipt): ask only for the type name, and
+      // skip the projection wait where the input has one.
+      const async = 'getFields' in named && 'await' in named.getFields() ? { await: false } : {};
+      const r = await call(
+        prober,
+        `mutation M($input: ${named.name}!) { ${m}(input: $input) { __typename } }`,
+        {
+          input: { ...withLeaf(sample, leaf, text), ...async },
+        },
+      );
       const answer = JSON.stringify(r);
       const c = code(r);
       const outcome =
