@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/adapters/logger.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
-import { graphDump, rawTopic } from '../support/leak-check.ts';
+import { graphDump, openedLedger, rawTopic } from '../support/leak-check.ts';
 
 /**
  * Issue 3, end to end on the real stack: one transcript carrying a credential URL, an e-mail address, a
@@ -208,15 +208,9 @@ describe('one transcript through the pipeline', () => {
     expect(topicText).toContain('EpisodeStored');
     expect(topicText).not.toContain(SECRET);
     // The episode's text is sealed on the topic; opened, it carries the SecretRef, not the secret.
-    const opened: string[] = [];
-    await app.m.ledger.readAll(async (b) => {
-      for (const m of b.messages) {
-        const d = m.value ? await app.m.decode(m.value) : null;
-        if (d?.ok && d.event.type === 'EpisodeStored') opened.push(JSON.stringify(d.event));
-      }
-    }, 500);
-    expect(opened.join('\n')).toContain('[secret:');
-    expect(opened.join('\n')).not.toContain(SECRET);
+    const opened = await openedLedger(app, ['EpisodeStored']);
+    expect(opened).toContain('[secret:');
+    expect(opened).not.toContain(SECRET);
 
     const logText = logs.join('');
     expect(logText).toContain('episode planned');
