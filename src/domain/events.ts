@@ -111,6 +111,16 @@ const RecordRetractedV1 = z.object({
   reason: z.string().min(1).max(2000),
 });
 
+/**
+ * A retention rule archived the record (lifecycle/retention.ts): it leaves recall and default reads but
+ * keeps its history until a rule or an operator erases it. `reason` names the rule, never the content.
+ */
+const RecordArchivedV1 = z.object({
+  recordId: Id,
+  expectedVersion: z.number().int().min(1),
+  reason: z.string().min(1).max(2000),
+});
+
 const EntityCreatedV1 = z.object({
   entityId: Id,
   name: z.string().min(1).max(500),
@@ -257,6 +267,7 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('Erased', ErasedV1),
   variant('HoldPlaced', HoldPlacedV1),
   variant('HoldReleased', HoldReleasedV1),
+  variant('RecordArchived', RecordArchivedV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -280,6 +291,7 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   Erased: 1,
   HoldPlaced: 1,
   HoldReleased: 1,
+  RecordArchived: 1,
 };
 
 /**

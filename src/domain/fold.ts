@@ -226,6 +226,8 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return holdPlaced(view, e);
     case 'HoldReleased':
       return holdReleased(view, e);
+    case 'RecordArchived':
+      return archived(view, e);
   }
 }
 
@@ -468,6 +470,27 @@ function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect 
     reason: e.payload.reason,
   });
   return { record, receipt: receipt(e, 'RETRACTED', e.payload.recordId, version, e.payload.reason) };
+}
+
+/** Retention archives live knowledge only: a candidate waits for review, a retracted record stays so. */
+const ARCHIVABLE: readonly RecordStatus[] = ['ACTIVE', 'CONTESTED', 'SUPERSEDED'];
+
+function archived(view: ProjectionView, e: EventOf<'RecordArchived'>): Effect {
+  const g = guard(view, e);
+  if ('rejected' in g) return g.rejected;
+  const { recordId, reason } = e.payload;
+  if (!ARCHIVABLE.includes(g.current.status))
+    return { receipt: receipt(e, 'REJECTED', recordId, g.current.version, `record is ${g.current.status}`) };
+  const version = g.current.version + 1;
+  const record = appendRevision(g.record, e.recordedAt, {
+    ...g.current,
+    version,
+    status: 'ARCHIVED',
+    changesetId: e.changesetId,
+    eventId: e.eventId,
+    reason,
+  });
+  return { record, receipt: receipt(e, 'ARCHIVED', recordId, version, reason) };
 }
 
 function entityCreated(view: ProjectionView, e: EventOf<'EntityCreated'>): Effect {

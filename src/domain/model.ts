@@ -60,6 +60,7 @@ export const Outcomes = [
   'CONFLICT',
   'PENDING',
   'ERASED',
+  'ARCHIVED',
 ] as const;
 export type Outcome = (typeof Outcomes)[number];
 
