@@ -6,6 +6,7 @@ import type { EventOf } from '../domain/events.ts';
 import type { Receipt } from '../domain/fold.ts';
 import { NamespacePath } from '../domain/model.ts';
 import { hasScope, principalKey, type Principal } from '../domain/principal.ts';
+import { holdsCovering } from '../domain/retention.ts';
 import { keyIdOf } from '../domain/sealing.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { ErasureItem, ErasureLookups, ErasureSelector, HoldView } from '../ports/erasure.ts';
@@ -97,28 +98,52 @@ export class ErasureService {
     if (!parsed.success) throw badInput(parsed.error.issues.map((i) => i.message).join('; '));
     const cmd = this.d.screen('erase', parsed.data) as EraseCommand;
     const approver = await this.secondApprover(principal, cmd.approverToken);
-    const base = receiptKey(principal, cmd.idempotencyKey, 'user');
-    const hash = sha256Hex(canonicalJson({ kind: 'erase', selector: selectorOf(cmd), reason: cmd.reason }));
+    return this.run(principal, selectorOf(cmd), cmd.reason, cmd.idempotencyKey, approver);
+  }
+
+  /**
+   * Retention's erasure (lifecycle/retention.ts): the configured rule stands in for the request and its
+   * approval; planning, holds, tombstones, keys and the proof are the same as for `erase`.
+   */
+  eraseByRule(
+    system: Principal,
+    selector: ErasureSelector,
+    reason: string,
+    idempotencyKey: string,
+  ): Promise<ErasureReceipt> {
+    return this.run(system, selector, reason, idempotencyKey, null);
+  }
+
+  private async run(
+    principal: Principal,
+    selector: ErasureSelector,
+    reason: string,
+    key: string,
+    approver: Principal | null,
+  ): Promise<ErasureReceipt> {
+    const base = receiptKey(principal, key, 'user');
+    const hash = sha256Hex(canonicalJson({ kind: 'erase', selector, reason }));
     const done = await this.d.store.receiptsByPrefix(principal.tenant, `${base}#erase`);
     if (done.some((r) => r.commandHash !== hash))
       throw conflict('this idempotency key was used for another erasure');
     // A retry resumes from the tombstones' receipts (the plan would find nothing: the names are gone).
     const items = done.length
       ? done.flatMap(itemOfReceipt)
-      : await this.d.lookups.plan(principal.tenant, selectorOf(cmd));
+      : await this.d.lookups.plan(principal.tenant, selector);
     if (!items.length) throw notFound('nothing to erase: no such subject, record or namespace');
     const holds = blocking(await this.d.lookups.holds(principal.tenant, false), items);
     if (holds.length)
       throw conflict('under legal hold: release the hold first', { holds: holds.map((h) => h.id) });
     const erasedAt = done[0]?.recordedAt ?? this.d.clock.now().toISOString();
-    if (!done.length) await this.appendAndWait(this.tombstones(principal, cmd, items, base, hash, erasedAt));
+    if (!done.length)
+      await this.appendAndWait(this.tombstones(principal, reason, items, base, hash, erasedAt));
     await this.d.keys.destroy(items.map(keyOf(principal.tenant)));
     const erasureId = sha256Hex(base).slice(0, 32);
     const receipt: ErasureReceipt = {
       erasureId,
       requestedBy: principalKey(principal),
       approvedBy: approver ? principalKey(approver) : null,
-      reason: cmd.reason,
+      reason,
       erasedAt,
       records: items.filter((i) => i.target === 'RECORD').length,
       entities: items.filter((i) => i.target === 'ENTITY').length,
@@ -156,7 +181,7 @@ export class ErasureService {
 
   private tombstones(
     p: Principal,
-    cmd: EraseCommand,
+    reason: string,
     items: ErasureItem[],
     base: string,
     hash: string,
@@ -176,7 +201,7 @@ export class ErasureService {
       purpose: 'erasure',
       changesetId: null,
       recordedAt: now,
-      payload: { target: it.target, id: it.id, erasureId, reason: cmd.reason },
+      payload: { target: it.target, id: it.id, erasureId, reason },
     }));
   }
 
@@ -227,16 +252,13 @@ function selectorOf(c: EraseCommand): ErasureSelector {
   return { kind: 'SUBJECT', subject: c.subject ?? {} };
 }
 
-/** The standing holds that cover an item: its record, or a namespace at or above it. */
-function blocking(holds: readonly HoldView[], items: readonly ErasureItem[]): HoldView[] {
-  return holds.filter((h) =>
-    items.some((i) =>
-      h.target === 'RECORD'
-        ? i.target === 'RECORD' && i.id === h.recordId
-        : i.namespace === h.namespace || i.namespace.startsWith(`${h.namespace}/`),
+/** The standing holds that cover any of the items. */
+const blocking = (holds: readonly HoldView[], items: readonly ErasureItem[]): HoldView[] =>
+  holds.filter((h) =>
+    items.some(
+      (i) => holdsCovering([h], { record: i.target === 'RECORD', id: i.id, namespace: i.namespace }).length,
     ),
   );
-}
 
 /** A tombstone's receipt names its item (ids only): `erased RECORD <id>`; see erasure-fold.ts. */
 function itemOfReceipt(r: Receipt): ErasureItem[] {
