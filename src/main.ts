@@ -46,7 +46,10 @@ import { defaultExtractor } from './ingest/extract-default.ts';
 import type { Embedder } from './ports/embedder.ts';
 import type { Extractor } from './ports/extractor.ts';
 import { projectionStatus } from './records/projection-status.ts';
-import { systemClock } from './ports/clock.ts';
+import { systemClock, type Clock } from './ports/clock.ts';
+import { RetentionRules, type RetentionRule } from './domain/retention.ts';
+import { RetentionScheduler } from './lifecycle/retention.ts';
+import type { ErasureDeps } from './lifecycle/erasure.ts';
 import type { Logger } from './ports/logger.ts';
 
 /**
@@ -65,6 +68,8 @@ export interface Muninn {
   /** Opens ledger bytes (sealed payloads too, while their key exists), as the projector does. */
   readonly decode: (bytes: Uint8Array) => Promise<DecodeResult>;
   readonly keys: KeyStore;
+  /** The retention scheduler, in a process that projects and has rules (MUNINN_RETENTION_RULES). */
+  readonly retention: RetentionScheduler | undefined;
   /** The write side and the handoff contract, when this process serves the API. */
   readonly services:
     | { readonly writes: WriteService; readonly recall: RecallService; readonly handoff: HandoffService }
@@ -264,10 +269,52 @@ export function evalPorts(
   };
 }
 
+/** What erasure, holds and retention share: the one screening pass, the keys, the graph's lookups. */
+async function lifecycleDeps(
+  config: Config,
+  p: {
+    store: Neo4jGraphStore;
+    ledger: KafkaLedger;
+    keys: KeyStore;
+    waiter: ProjectionWaiter;
+    logger: Logger;
+    clock: Clock;
+  },
+): Promise<ErasureDeps & { lookups: Neo4jErasureLookups }> {
+  const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
+  return {
+    ledger: p.ledger,
+    keys: p.keys,
+    lookups: new Neo4jErasureLookups(p.store.db),
+    store: p.store,
+    projection: p.waiter,
+    verifier: tokenVerifier(config, config.auth.audience),
+    approvers: config.erasure.approvers,
+    screen: (command, input) => screenCommand(command, input, fingerprintKey).value,
+    clock: p.clock,
+    ids: { uuid: randomUUID },
+    awaitTimeoutMs: config.http.awaitTimeoutMs,
+    logger: p.logger,
+  };
+}
+
+/** The retention rules file, checked before anything starts (a bad file stops the process). */
+async function loadRetentionRules(file: string | undefined): Promise<RetentionRule[] | undefined> {
+  if (!file) return undefined;
+  const parsed = RetentionRules.safeParse(JSON.parse(await readFile(file, 'utf8')));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid retention rules ${file}: ${problems}`);
+  }
+  return parsed.data;
+}
+
 export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
+  opts: { readonly clock?: Clock } = {},
 ): Promise<Muninn> {
+  const rules = await loadRetentionRules(config.retention.rulesFile);
   const { store, ledger, keys, decode } = connectAdapters(config, logger);
   try {
     await store.migrate();
@@ -288,6 +335,8 @@ export async function startMuninn(
   const metrics = prometheus
     ? await serveMetrics(prometheus, config.metrics!.host, config.metrics!.port, logger)
     : undefined;
+  const clock = opts.clock ?? systemClock;
+  const erasureDeps = await lifecycleDeps(config, { store, ledger, keys, waiter, logger, clock });
 
   let projector: Projector | undefined;
   if (config.role !== 'api') {
@@ -305,6 +354,17 @@ export async function startMuninn(
     });
     await projector.start();
   }
+  // Retention runs beside the projector, when rules are configured.
+  const retention =
+    projector && rules
+      ? new RetentionScheduler({
+          ...erasureDeps,
+          rules,
+          erasure: new ErasureService(erasureDeps),
+          intervalMs: config.retention.intervalMs,
+        })
+      : undefined;
+  retention?.start();
 
   let api: RunningApi | undefined;
   let services: Muninn['services'];
@@ -319,22 +379,6 @@ export async function startMuninn(
     const { records, writes } = built;
     const handoff = createHandoffService(config, store, logger);
     services = { writes, recall: built.recall, handoff };
-    const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
-    const erasureDeps = {
-      ledger,
-      keys,
-      lookups: new Neo4jErasureLookups(store.db),
-      store,
-      projection: waiter,
-      verifier,
-      approvers: config.erasure.approvers,
-      screen: (command: 'erase' | 'placeHold' | 'releaseHold', input: unknown) =>
-        screenCommand(command, input, fingerprintKey).value,
-      clock: systemClock,
-      ids: { uuid: randomUUID },
-      awaitTimeoutMs: config.http.awaitTimeoutMs,
-      logger,
-    };
     const erasure = new ErasureService(erasureDeps);
     const holds = new HoldService(erasureDeps);
     const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
@@ -400,11 +444,13 @@ export async function startMuninn(
     decode,
     keys,
     services,
+    retention,
     stop: () =>
       (stopping ??= (async () => {
         await api?.stop();
         await audit?.close();
         await metrics?.stop();
+        await retention?.stop();
         waiter.close();
         await projector?.stop();
         await ledger.close();

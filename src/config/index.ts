@@ -117,6 +117,10 @@ export const ConfigSchema = z
     MUNINN_ERASE_APPROVERS: z.coerce.number().int().min(0).max(1).default(0),
     /** Where the file key store keeps data keys (default <MUNINN_STATE_DIR>/keys). */
     MUNINN_KEY_DIR: z.string().min(1).optional(),
+    /** Retention rules, a JSON file (domain/retention.ts); unset: nothing is archived or erased by age. */
+    MUNINN_RETENTION_RULES: z.string().min(1).optional(),
+    /** How often the projector process runs the retention rules. */
+    MUNINN_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
   })
   .superRefine((c, ctx) => {
     for (const message of parseApproverRules(c.MUNINN_REVIEW_APPROVERS).problems)
@@ -250,6 +254,8 @@ export interface Config {
   readonly review: { readonly approvers: ApproverRules };
   /** Crypto-shredding: where data keys live, how many second approvers an erasure needs. */
   readonly erasure: { readonly keyDir: string; readonly approvers: number };
+  /** Retention: the rules file and the scheduler's interval (it runs in the projector process). */
+  readonly retention: { readonly rulesFile: string | undefined; readonly intervalMs: number };
   /** The transcript outbox and its handoff (seed 000): exporter, Heimdall contract, curator. */
   readonly handoff: {
     readonly outboxDir: string;
@@ -447,6 +453,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       keyDir: c.MUNINN_KEY_DIR ?? `${c.MUNINN_STATE_DIR}/keys`,
       approvers: c.MUNINN_ERASE_APPROVERS,
     },
+    retention: { rulesFile: c.MUNINN_RETENTION_RULES, intervalMs: c.MUNINN_RETENTION_INTERVAL_MS },
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,
       audience: c.MUNINN_AUTH_AUDIENCE,

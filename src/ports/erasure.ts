@@ -1,4 +1,5 @@
 import type { ErasureTarget } from '../domain/events.ts';
+import type { RetentionCandidate } from '../domain/retention.ts';
 
 /** What an erase request names: a data subject (an entity), one record, or a namespace subtree. */
 export type ErasureSelector =
@@ -36,4 +37,13 @@ export interface ErasureLookups {
   remaining(tenant: string, items: readonly ErasureItem[]): Promise<string[]>;
   /** The tenant's legal holds, standing ones only unless `all`. */
   holds(tenant: string, all: boolean): Promise<HoldView[]>;
+}
+
+/** The graph read retention needs: the records of a namespace subtree recorded at or before `cutoff`. */
+export interface RetentionLookups {
+  candidates(
+    tenant: string,
+    namespace: string,
+    cutoff: string,
+  ): Promise<Array<RetentionCandidate & { readonly version: number }>>;
 }

@@ -1,12 +1,19 @@
 import { ERASED_MARK } from '../../domain/sealing.ts';
-import type { ErasureItem, ErasureLookups, ErasureSelector, HoldView } from '../../ports/erasure.ts';
+import type { RecordClass, RecordStatus } from '../../domain/model.ts';
+import type {
+  ErasureItem,
+  ErasureLookups,
+  ErasureSelector,
+  HoldView,
+  RetentionLookups,
+} from '../../ports/erasure.ts';
 import type { CypherExecutor } from './executor.ts';
 
 /**
  * The graph side of erasure: which records, entities and episodes a request names (tenant-wide, every
  * status), and afterwards which of them still hold personal data (the receipt's graph check).
  */
-export class Neo4jErasureLookups implements ErasureLookups {
+export class Neo4jErasureLookups implements ErasureLookups, RetentionLookups {
   constructor(private readonly db: CypherExecutor) {}
 
   async plan(tenant: string, sel: ErasureSelector): Promise<ErasureItem[]> {
@@ -185,5 +192,26 @@ export class Neo4jErasureLookups implements ErasureLookups {
         releasedAt: opt(p['releasedAt']),
       };
     });
+  }
+
+  async candidates(tenant: string, namespace: string, cutoff: string) {
+    const res = await this.db.read(
+      'retention.candidates',
+      `MATCH (r:Record {tenant: $tenant})
+       WHERE (r.namespace = $ns OR r.namespace STARTS WITH $prefix) AND r.createdAt <= $cutoff
+       RETURN r.id AS id, r.namespace AS ns, r.class AS class, r.status AS status,
+              r.createdAt AS createdAt, r.version AS version
+       ORDER BY r.createdAt, r.id`,
+      { tenant, ns: namespace, prefix: `${namespace}/`, cutoff },
+    );
+    return res.records.map((r) => ({
+      tenant,
+      id: String(r.get('id')),
+      namespace: String(r.get('ns')),
+      class: r.get('class') as RecordClass,
+      status: r.get('status') as RecordStatus,
+      createdAt: String(r.get('createdAt')),
+      version: Number(r.get('version')),
+    }));
   }
 }
