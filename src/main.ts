@@ -278,7 +278,6 @@ async function lifecycleDeps(
     keys: KeyStore;
     waiter: ProjectionWaiter;
     logger: Logger;
-    clock: Clock;
   },
 ): Promise<ErasureDeps & { lookups: Neo4jErasureLookups }> {
   const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
@@ -291,7 +290,7 @@ async function lifecycleDeps(
     verifier: tokenVerifier(config, config.auth.audience),
     approvers: config.erasure.approvers,
     screen: (command, input) => screenCommand(command, input, fingerprintKey).value,
-    clock: p.clock,
+    clock: systemClock,
     ids: { uuid: randomUUID },
     awaitTimeoutMs: config.http.awaitTimeoutMs,
     logger: p.logger,
@@ -312,7 +311,7 @@ async function loadRetentionRules(file: string | undefined): Promise<RetentionRu
 export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
-  opts: { readonly clock?: Clock } = {},
+  opts: { readonly retentionClock?: Clock } = {},
 ): Promise<Muninn> {
   const rules = await loadRetentionRules(config.retention.rulesFile);
   const { store, ledger, keys, decode } = connectAdapters(config, logger);
@@ -335,8 +334,7 @@ export async function startMuninn(
   const metrics = prometheus
     ? await serveMetrics(prometheus, config.metrics!.host, config.metrics!.port, logger)
     : undefined;
-  const clock = opts.clock ?? systemClock;
-  const erasureDeps = await lifecycleDeps(config, { store, ledger, keys, waiter, logger, clock });
+  const erasureDeps = await lifecycleDeps(config, { store, ledger, keys, waiter, logger });
 
   let projector: Projector | undefined;
   if (config.role !== 'api') {
@@ -361,6 +359,7 @@ export async function startMuninn(
           ...erasureDeps,
           rules,
           erasure: new ErasureService(erasureDeps),
+          ageClock: opts.retentionClock ?? systemClock,
           intervalMs: config.retention.intervalMs,
         })
       : undefined;

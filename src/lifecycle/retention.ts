@@ -34,7 +34,10 @@ export interface RetentionDeps {
   readonly projection: ProjectionAwait;
   readonly erasure: Pick<ErasureService, 'eraseByRule'>;
   readonly keys: Pick<KeyStore, 'state'>;
+  /** Wall time, for the events' recordedAt. */
   readonly clock: Clock;
+  /** The "now" records' ages are measured against: the wall clock, or a test's fake one. */
+  readonly ageClock: Clock;
   readonly ids: IdSource;
   readonly awaitTimeoutMs: number;
   readonly intervalMs: number;
@@ -44,7 +47,7 @@ export interface RetentionDeps {
 export interface RetentionProgress {
   readonly runs: number;
   readonly running: boolean;
-  /** The (possibly fake) clock's time of the last run that finished. */
+  /** The age clock's time (see RetentionDeps) of the last run that finished. */
   readonly lastRunAt: string | null;
   /** Of the current run while one is running, else of the last one. */
   readonly due: number;
@@ -120,7 +123,7 @@ export class RetentionScheduler {
   }
 
   private async run(): Promise<RetentionProgress> {
-    const now = this.d.clock.now();
+    const now = this.d.ageClock.now();
     const holds = new Map<string, HoldScope[]>();
     const candidates: Candidate[] = [];
     for (const tenant of new Set(this.d.rules.map((r) => r.tenant))) {

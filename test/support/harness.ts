@@ -57,7 +57,7 @@ export interface GqlResult<T> {
 export async function startApp(
   overrides: Record<string, string> = {},
   logger: Logger = silentLogger,
-  opts: { readonly clock?: Clock } = {},
+  opts: { readonly retentionClock?: Clock } = {},
 ): Promise<TestApp> {
   const config = testConfig(overrides);
   await ensureDevKeys(config.stateDir);
