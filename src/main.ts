@@ -18,8 +18,6 @@ import type { KeyStore } from './ports/key-store.ts';
 import type { DecodeResult } from './domain/events.ts';
 import { ErasureService } from './lifecycle/erasure.ts';
 import { HoldService } from './lifecycle/holds.ts';
-import { Neo4jErasureLookups } from './adapters/neo4j/erasure-lookups.ts';
-import { screenCommand } from './ingest/screen-command.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
@@ -47,9 +45,8 @@ import type { Embedder } from './ports/embedder.ts';
 import type { Extractor } from './ports/extractor.ts';
 import { projectionStatus } from './records/projection-status.ts';
 import { systemClock, type Clock } from './ports/clock.ts';
-import { RetentionRules, type RetentionRule } from './domain/retention.ts';
+import { lifecycleDeps, loadRetentionRules } from './lifecycle-deps.ts';
 import { RetentionScheduler } from './lifecycle/retention.ts';
-import type { ErasureDeps } from './lifecycle/erasure.ts';
 import type { Logger } from './ports/logger.ts';
 
 /**
@@ -269,45 +266,6 @@ export function evalPorts(
   };
 }
 
-/** What erasure, holds and retention share: the one screening pass, the keys, the graph's lookups. */
-async function lifecycleDeps(
-  config: Config,
-  p: {
-    store: Neo4jGraphStore;
-    ledger: KafkaLedger;
-    keys: KeyStore;
-    waiter: ProjectionWaiter;
-    logger: Logger;
-  },
-): Promise<ErasureDeps & { lookups: Neo4jErasureLookups }> {
-  const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
-  return {
-    ledger: p.ledger,
-    keys: p.keys,
-    lookups: new Neo4jErasureLookups(p.store.db),
-    store: p.store,
-    projection: p.waiter,
-    verifier: tokenVerifier(config, config.auth.audience),
-    approvers: config.erasure.approvers,
-    screen: (command, input) => screenCommand(command, input, fingerprintKey).value,
-    clock: systemClock,
-    ids: { uuid: randomUUID },
-    awaitTimeoutMs: config.http.awaitTimeoutMs,
-    logger: p.logger,
-  };
-}
-
-/** The retention rules file, checked before anything starts (a bad file stops the process). */
-async function loadRetentionRules(file: string | undefined): Promise<RetentionRule[] | undefined> {
-  if (!file) return undefined;
-  const parsed = RetentionRules.safeParse(JSON.parse(await readFile(file, 'utf8')));
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid retention rules ${file}: ${problems}`);
-  }
-  return parsed.data;
-}
-
 export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
@@ -334,7 +292,14 @@ export async function startMuninn(
   const metrics = prometheus
     ? await serveMetrics(prometheus, config.metrics!.host, config.metrics!.port, logger)
     : undefined;
-  const erasureDeps = await lifecycleDeps(config, { store, ledger, keys, waiter, logger });
+  const erasureDeps = await lifecycleDeps(config, {
+    store,
+    ledger,
+    keys,
+    waiter,
+    logger,
+    verifier: tokenVerifier(config, config.auth.audience),
+  });
 
   let projector: Projector | undefined;
   if (config.role !== 'api') {
