@@ -113,6 +113,8 @@ beforeAll(async () => {
       occurredAt: '2026-11-30T10:00:00Z',
       turns: [
         { role: 'user', speaker: NAME, text: `Hi, this is ${NAME}. I moved to Birchwood${nonce} Road.` },
+        // Its record carries the turn before as recall context: erasing her must take that record too.
+        { role: 'assistant', speaker: 'HR desk', text: 'Thanks, payroll has the change of address now.' },
       ],
       purpose: 'test',
       idempotencyKey: randomUUID(),
@@ -135,6 +137,13 @@ describe('erase(subject): crypto-shredding end to end', () => {
     expect(existsSync(NEO4J_FILES)).toBe(true);
     const dump = await graphDump(app);
     for (const p of PLAIN) expect(dump).toContain(p);
+    // The HR desk's turn carries hers as recall context: her text sits on a record not about her.
+    const ctx = await app.m.store.db.read(
+      'test.context',
+      'MATCH (r:Record {tenant: $tenant}) WHERE r.context CONTAINS $p RETURN count(r) AS c',
+      { tenant, p: `Birchwood${nonce}` },
+    );
+    expect(Number(ctx.records[0]!.get('c'))).toBeGreaterThan(0);
     // The scan sees what Neo4j wrote: every plaintext is in its transaction log right after the commit.
     const neo = scanFiles(NEO4J_FILES, PLAIN);
     for (const p of PLAIN) expect(neo.get(p)?.some((f) => TX_LOG.test(f))).toBe(true);

@@ -59,7 +59,10 @@ export class Neo4jErasureLookups implements ErasureLookups, RetentionLookups {
     return this.subjectItems(tenant, sel.subject);
   }
 
-  /** An entity (by id, external id, name or alias), the records about it or naming it as their subject, and their episodes. */
+  /**
+   * An entity (by id, external id, name or alias), the records about it or naming it (as subject, in their
+   * text, or in the neighbouring turns they carry as recall context), and their episodes.
+   */
   private async subjectItems(tenant: string, s: Extract<ErasureSelector, { kind: 'SUBJECT' }>['subject']) {
     const alias = s.alias?.trim().toLowerCase() ?? null;
     const ents = await this.db.read(
@@ -80,7 +83,8 @@ export class Neo4jErasureLookups implements ErasureLookups, RetentionLookups {
       'erasure.subject.records',
       `MATCH (r:Record {tenant: $tenant})
        WHERE r.subjectKey IN $names OR EXISTS { MATCH (r)-[:ABOUT]->(e:Entity) WHERE e.id IN $eids }
-          OR any(n IN $names WHERE toLower(r.text) CONTAINS n OR toLower(r.object) CONTAINS n)
+          OR any(n IN $names WHERE toLower(r.text) CONTAINS n OR toLower(r.object) CONTAINS n
+                 OR toLower(coalesce(r.context, '')) CONTAINS n)
        RETURN r.id AS id, r.namespace AS ns, r.episodeId AS ep, r.sourcesJson AS sources ORDER BY r.id`,
       { tenant, names: [...names], eids: entityIds },
     );
@@ -147,6 +151,7 @@ export class Neo4jErasureLookups implements ErasureLookups, RetentionLookups {
          MATCH (r:Record {tenant: $tenant}) WHERE r.id IN $records
            AND (r.status <> 'ERASED' OR r.text <> $mark OR r.subject <> $mark OR r.object <> $mark
                 OR r.embedding IS NOT NULL OR r.rationale IS NOT NULL OR r.sourcesJson <> '[]'
+                OR r.context IS NOT NULL
                 OR EXISTS { MATCH (r)-[:HAS_REVISION]->(v:Revision) WHERE v.text <> $mark OR v.object <> $mark }
                 OR EXISTS { MATCH (r)-[x:EXTENDS|CONTRADICTS|SUPERSEDES]->() WHERE x.reason <> '' })
          RETURN r.id AS id
