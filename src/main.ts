@@ -12,6 +12,12 @@ import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/
 import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { fileOutboxReader, HandoffService } from './handoff/contract.ts';
 import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
+import { FileKeyStore } from './adapters/keys/file-key-store.ts';
+import { openEvent, sealEvents } from './lifecycle/sealing.ts';
+import type { KeyStore } from './ports/key-store.ts';
+import type { DecodeResult } from './domain/events.ts';
+import { ErasureService } from './lifecycle/erasure.ts';
+import { HoldService } from './lifecycle/holds.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
@@ -38,7 +44,9 @@ import { defaultExtractor } from './ingest/extract-default.ts';
 import type { Embedder } from './ports/embedder.ts';
 import type { Extractor } from './ports/extractor.ts';
 import { projectionStatus } from './records/projection-status.ts';
-import { systemClock } from './ports/clock.ts';
+import { systemClock, type Clock } from './ports/clock.ts';
+import { lifecycleDeps, loadRetentionRules } from './lifecycle-deps.ts';
+import { RetentionScheduler } from './lifecycle/retention.ts';
 import type { Logger } from './ports/logger.ts';
 
 /**
@@ -54,6 +62,11 @@ export interface Muninn {
   readonly projector: Projector | undefined;
   readonly store: Neo4jGraphStore;
   readonly ledger: KafkaLedger;
+  /** Opens ledger bytes (sealed payloads too, while their key exists), as the projector does. */
+  readonly decode: (bytes: Uint8Array) => Promise<DecodeResult>;
+  readonly keys: KeyStore;
+  /** The retention scheduler, in a process that projects and has rules (MUNINN_RETENTION_RULES). */
+  readonly retention: RetentionScheduler | undefined;
   /** The write side and the handoff contract, when this process serves the API. */
   readonly services:
     | { readonly writes: WriteService; readonly recall: RecallService; readonly handoff: HandoffService }
@@ -64,10 +77,18 @@ export interface Muninn {
 export function connectAdapters(
   config: Config,
   logger: Logger,
-): { store: Neo4jGraphStore; ledger: KafkaLedger } {
+): {
+  store: Neo4jGraphStore;
+  ledger: KafkaLedger;
+  keys: KeyStore;
+  decode: (bytes: Uint8Array) => Promise<DecodeResult>;
+} {
   const store = new Neo4jGraphStore(
     CypherExecutor.connect(config.neo4j.uri, config.neo4j.user, config.neo4j.password, config.neo4j.database),
   );
+  // Every append seals personal payloads under their item's data key; every read opens them (or, the
+  // key destroyed, sees only the markers the tombstone leaves).
+  const keys = new FileKeyStore(config.erasure.keyDir);
   const ledger = new KafkaLedger({
     brokers: config.kafka.brokers,
     clientId: config.kafka.clientId,
@@ -75,8 +96,9 @@ export function connectAdapters(
     dlqTopic: config.kafka.dlqTopic,
     partitions: config.kafka.partitions,
     logger,
+    encode: (events) => sealEvents(events, keys),
   });
-  return { store, ledger };
+  return { store, ledger, keys, decode: (bytes) => openEvent(bytes, keys) };
 }
 
 /** The one token verifier (jose against the configured JWKS), for one audience. */
@@ -247,8 +269,10 @@ export function evalPorts(
 export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
+  opts: { readonly retentionClock?: Clock } = {},
 ): Promise<Muninn> {
-  const { store, ledger } = connectAdapters(config, logger);
+  const rules = await loadRetentionRules(config.retention.rulesFile);
+  const { store, ledger, keys, decode } = connectAdapters(config, logger);
   try {
     await store.migrate();
     await ledger.ensureTopics();
@@ -268,6 +292,14 @@ export async function startMuninn(
   const metrics = prometheus
     ? await serveMetrics(prometheus, config.metrics!.host, config.metrics!.port, logger)
     : undefined;
+  const erasureDeps = await lifecycleDeps(config, {
+    store,
+    ledger,
+    keys,
+    waiter,
+    logger,
+    verifier: tokenVerifier(config, config.auth.audience),
+  });
 
   let projector: Projector | undefined;
   if (config.role !== 'api') {
@@ -279,11 +311,24 @@ export async function startMuninn(
       sessionTimeoutMs: config.kafka.sessionTimeoutMs,
       batchMax: config.kafka.batchMax,
       logger,
+      decode,
       onApplied: (p, o) => waiter.notify(p, o),
       telemetry,
     });
     await projector.start();
   }
+  // Retention runs beside the projector, when rules are configured.
+  const retention =
+    projector && rules
+      ? new RetentionScheduler({
+          ...erasureDeps,
+          rules,
+          erasure: new ErasureService(erasureDeps),
+          ageClock: opts.retentionClock ?? systemClock,
+          intervalMs: config.retention.intervalMs,
+        })
+      : undefined;
+  retention?.start();
 
   let api: RunningApi | undefined;
   let services: Muninn['services'];
@@ -298,6 +343,8 @@ export async function startMuninn(
     const { records, writes } = built;
     const handoff = createHandoffService(config, store, logger);
     services = { writes, recall: built.recall, handoff };
+    const erasure = new ErasureService(erasureDeps);
+    const holds = new HoldService(erasureDeps);
     const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
     api = await startApi({
       host: config.http.host,
@@ -324,6 +371,8 @@ export async function startMuninn(
         records,
         writes,
         recall: built.recall,
+        erasure,
+        holds,
         projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
         analytics: new AnalyticsService(store, new Neo4jAnalytics(store), built.policy),
       },
@@ -356,12 +405,16 @@ export async function startMuninn(
     projector,
     store,
     ledger,
+    decode,
+    keys,
     services,
+    retention,
     stop: () =>
       (stopping ??= (async () => {
         await api?.stop();
         await audit?.close();
         await metrics?.stop();
+        await retention?.stop();
         waiter.close();
         await projector?.stop();
         await ledger.close();

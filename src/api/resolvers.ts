@@ -7,6 +7,8 @@ import type { RecordsService } from '../records/service.ts';
 import type { AnalyticsService } from '../records/analytics.ts';
 import type { WriteReceipt, WriteService } from '../ingest/write-service.ts';
 import type { RecallService } from '../recall/service.ts';
+import type { ErasureService } from '../lifecycle/erasure.ts';
+import type { HoldService } from '../lifecycle/holds.ts';
 import { headlineOf } from '../recall/pack.ts';
 import type { Proposal } from '../ports/graph.ts';
 import { projectionViewFor, type ProjectionStatus } from '../records/projection-status.ts';
@@ -21,6 +23,9 @@ export interface ApiServices {
   readonly records: RecordsService;
   readonly writes: WriteService;
   readonly recall: RecallService;
+  /** Crypto-shredding (admin only); absent where a process serves no erasure. */
+  readonly erasure?: ErasureService;
+  readonly holds?: HoldService;
   readonly projection: () => Promise<ProjectionStatus>;
   readonly analytics: AnalyticsService;
 }
@@ -199,6 +204,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         return projectionViewFor(await s.projection(), hasScope(ctx.principal, 'admin'));
       },
       grants: (_: unknown, _a: Args, ctx: ApiContext) => s.records.grants(ctx.principal),
+      holds: (_: unknown, _a: Args, ctx: ApiContext) => {
+        if (!s.holds) throw forbidden('legal holds are not served here');
+        return s.holds.list(ctx.principal);
+      },
     },
     Mutation: {
       propose: (_: unknown, a: Args, ctx: ApiContext) => {
@@ -236,6 +245,18 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       revokeAccess: async (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
         return grantReceipt(await s.writes.revokeAccess(ctx.principal, input, wait));
+      },
+      erase: (_: unknown, a: Args, ctx: ApiContext) => {
+        if (!s.erasure) throw forbidden('erasure is not served here');
+        return s.erasure.erase(ctx.principal, dropNulls(a['input']));
+      },
+      placeHold: (_: unknown, a: Args, ctx: ApiContext) => {
+        if (!s.holds) throw forbidden('legal holds are not served here');
+        return s.holds.place(ctx.principal, dropNulls(a['input']));
+      },
+      releaseHold: (_: unknown, a: Args, ctx: ApiContext) => {
+        if (!s.holds) throw forbidden('legal holds are not served here');
+        return s.holds.release(ctx.principal, dropNulls(a['input']));
       },
     },
     Subscription: {

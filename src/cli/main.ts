@@ -210,17 +210,18 @@ async function withAdapters<T>(
 }
 
 function rebuildCmd(): Promise<number> {
-  return withAdapters(async ({ store, ledger }, c) => {
+  return withAdapters(async ({ store, ledger, decode }, c) => {
     await ledger.ensureTopics();
     const tty = process.stderr.isTTY;
     let last = 0;
-    const report = await rebuild(ledger, store, c.kafka.topic, c.kafka.batchMax, (n) => {
+    const progress = (n: number) => {
       const now = Date.now();
       if (now - last > 500) {
         last = now;
         process.stderr.write(tty ? `\rreplayed ${n} events…` : `replayed ${n} events\n`);
       }
-    });
+    };
+    const report = await rebuild(ledger, store, c.kafka.topic, c.kafka.batchMax, progress, decode);
     if (tty) process.stderr.write('\n');
     process.stdout.write(
       `events=${report.events} seconds=${report.seconds.toFixed(2)} events_per_s=${Math.round(report.eventsPerSecond)} nodes=${report.nodes} relationships=${report.relationships}\nstate-hash ${report.hash}\n`,

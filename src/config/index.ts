@@ -113,6 +113,14 @@ export const ConfigSchema = z
     MUNINN_MCP_CLIENT_ID: z.string().min(1).default('muninn-mcp'),
     MUNINN_MCP_CLIENT_SECRET: z.string().min(32).optional(),
     MUNINN_MCP_AUTHORIZATION_SERVERS: csv.pipe(z.array(z.url())).optional(),
+    /** Admins besides the caller who must approve an erasure (0 = the caller's admin scope suffices). */
+    MUNINN_ERASE_APPROVERS: z.coerce.number().int().min(0).max(1).default(0),
+    /** Where the file key store keeps data keys (default <MUNINN_STATE_DIR>/keys). */
+    MUNINN_KEY_DIR: z.string().min(1).optional(),
+    /** Retention rules, a JSON file (domain/retention.ts); unset: nothing is archived or erased by age. */
+    MUNINN_RETENTION_RULES: z.string().min(1).optional(),
+    /** How often the projector process runs the retention rules. */
+    MUNINN_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
   })
   .superRefine((c, ctx) => {
     for (const message of parseApproverRules(c.MUNINN_REVIEW_APPROVERS).problems)
@@ -244,6 +252,10 @@ export interface Config {
   readonly access: { readonly defaultClearance: Sensitivity | null };
   /** Separation of duties: per class, approvers other than the proposer needed before a record is ACTIVE. */
   readonly review: { readonly approvers: ApproverRules };
+  /** Crypto-shredding: where data keys live, how many second approvers an erasure needs. */
+  readonly erasure: { readonly keyDir: string; readonly approvers: number };
+  /** Retention: the rules file and the scheduler's interval (it runs in the projector process). */
+  readonly retention: { readonly rulesFile: string | undefined; readonly intervalMs: number };
   /** The transcript outbox and its handoff (seed 000): exporter, Heimdall contract, curator. */
   readonly handoff: {
     readonly outboxDir: string;
@@ -437,6 +449,11 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         c.MUNINN_MCP_AUTHORIZATION_SERVERS ??
         (URL.canParse(c.MUNINN_AUTH_ISSUER) ? [c.MUNINN_AUTH_ISSUER] : []),
     },
+    erasure: {
+      keyDir: c.MUNINN_KEY_DIR ?? `${c.MUNINN_STATE_DIR}/keys`,
+      approvers: c.MUNINN_ERASE_APPROVERS,
+    },
+    retention: { rulesFile: c.MUNINN_RETENTION_RULES, intervalMs: c.MUNINN_RETENTION_INTERVAL_MS },
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,
       audience: c.MUNINN_AUTH_AUDIENCE,

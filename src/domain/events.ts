@@ -23,7 +23,10 @@ const Id = z.string().min(1).max(200);
 export const ActorRef = z.object({ iss: z.string().nullable(), sub: z.string().min(1) });
 export type ActorRef = z.infer<typeof ActorRef>;
 
-/** The payload of an event whose content is encrypted under a per-record data key (crypto-shredding). */
+/**
+ * The personal part of an event's payload, encrypted under the data key of the record, entity or
+ * episode it concerns (crypto-shredding, see sealing.ts): AES-256-GCM, `ciphertext` = base64(ct ‖ tag).
+ */
 export const SealedPayload = z.object({
   keyId: z.string().min(1),
   alg: z.literal('A256GCM'),
@@ -103,6 +106,16 @@ const RecordRevisedV1 = z.object({
 });
 
 const RecordRetractedV1 = z.object({
+  recordId: Id,
+  expectedVersion: z.number().int().min(1),
+  reason: z.string().min(1).max(2000),
+});
+
+/**
+ * A retention rule archived the record (lifecycle/retention.ts): it leaves recall and default reads but
+ * keeps its history until a rule or an operator erases it. `reason` names the rule, never the content.
+ */
+const RecordArchivedV1 = z.object({
   recordId: Id,
   expectedVersion: z.number().int().min(1),
   reason: z.string().min(1).max(2000),
@@ -195,6 +208,37 @@ const AccessRevokedV1 = z.object({
   reason: z.string().min(1).max(2000),
 });
 
+/**
+ * A tombstone: the data key of the record, entity or episode `id` was destroyed (or is being destroyed)
+ * for `reason`. It holds only ids and the operator's reason, never the erased content; the fold replaces
+ * the target's personal fields with a fixed marker, so live state and a replay agree.
+ */
+export const ErasureTargets = ['RECORD', 'ENTITY', 'EPISODE'] as const;
+export type ErasureTarget = (typeof ErasureTargets)[number];
+const ErasedV1 = z.object({
+  target: z.enum(ErasureTargets),
+  id: Id,
+  erasureId: Id,
+  reason: z.string().min(1).max(2000),
+});
+
+/**
+ * A legal hold on a namespace subtree (`target` NAMESPACE: the event's namespace) or on one record: while
+ * it stands, nothing under it may be erased. Placing and releasing are admin acts, kept on the ledger.
+ */
+const HoldPlacedV1 = z.object({
+  holdId: Id,
+  target: z.enum(['NAMESPACE', 'RECORD']),
+  /** The held record's id (RECORD); null for a namespace hold. */
+  recordId: Id.nullable(),
+  reason: z.string().min(1).max(2000),
+});
+
+const HoldReleasedV1 = z.object({
+  holdId: Id,
+  reason: z.string().min(1).max(2000),
+});
+
 /** A caller's verdict on an item it was given by a recall: ranking reads the record's utility. */
 const FeedbackRecordedV1 = z.object({
   recordId: Id,
@@ -220,6 +264,10 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('AccessGranted', AccessGrantedV1),
   variant('AccessRevoked', AccessRevokedV1),
   variant('FeedbackRecorded', FeedbackRecordedV1),
+  variant('Erased', ErasedV1),
+  variant('HoldPlaced', HoldPlacedV1),
+  variant('HoldReleased', HoldReleasedV1),
+  variant('RecordArchived', RecordArchivedV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -240,6 +288,10 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   AccessGranted: 1,
   AccessRevoked: 1,
   FeedbackRecorded: 1,
+  Erased: 1,
+  HoldPlaced: 1,
+  HoldReleased: 1,
+  RecordArchived: 1,
 };
 
 /**
@@ -252,19 +304,24 @@ export const upcasters: Partial<Record<EventType, Record<number, (e: Raw) => Raw
   ProposalApproved: { 1: (e) => ({ ...e, payload: { ...(e['payload'] as Raw), required: 0 } }) },
 };
 
-/** What may sit on the wire: the envelope plus either a plain or a sealed payload. */
+/**
+ * What may sit on the wire: the envelope and its payload, plus, for an event that carries personal data,
+ * `sealed`: the personal fields, encrypted. Its `payload` then holds the markers of sealing.ts in their
+ * place; opening merges the decrypted fields back (lifecycle/sealing.ts).
+ */
 export const WireEvent = Envelope.extend({
-  payload: z.unknown().optional(),
+  payload: z.unknown(),
   sealed: SealedPayload.optional(),
-}).refine((e) => (e.payload === undefined) !== (e.sealed === undefined), {
-  message: 'exactly one of payload and sealed',
 });
+export type WireEvent = z.infer<typeof WireEvent>;
 
 export type DecodeResult =
   { ok: true; event: LedgerEvent } | { ok: false; reason: string; retryableAfterUpgrade: boolean };
 
-/** Bytes from the topic → a typed event, or the reason it cannot be one. Never throws. */
-export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
+/** Bytes → the raw JSON object and its checked envelope, or why it is not an event. Never throws. */
+export function parseWire(
+  bytes: Uint8Array | string,
+): { ok: true; raw: Raw; wire: WireEvent } | { ok: false; reason: string; retryableAfterUpgrade: false } {
   let raw: unknown;
   try {
     raw = JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'));
@@ -274,23 +331,37 @@ export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
   const wire = WireEvent.safeParse(raw);
   if (!wire.success)
     return { ok: false, reason: `bad envelope: ${summarize(wire.error)}`, retryableAfterUpgrade: false };
-  const type = wire.data.type;
+  return { ok: true, raw: raw as Raw, wire: wire.data };
+}
+
+/** Bytes from the topic → a typed event, or the reason it cannot be one. Never throws; never opens a seal. */
+export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
+  const p = parseWire(bytes);
+  if (!p.ok) return p;
+  if (p.wire.sealed) {
+    return { ok: false, reason: 'sealed payload: no key store bound', retryableAfterUpgrade: true };
+  }
+  return decodeRaw(p.raw);
+}
+
+/** A parsed (and, if it was sealed, opened) wire object → a typed event: version check and upcasting. */
+export function decodeRaw(raw: Raw): DecodeResult {
+  const type = String(raw['type']);
   if (!(EventTypes as string[]).includes(type)) {
     return { ok: false, reason: `unknown event type ${type}`, retryableAfterUpgrade: true };
   }
   const known = CURRENT_VERSION[type as EventType];
-  if (wire.data.schemaVersion > known) {
+  const version = Number(raw['schemaVersion']);
+  if (version > known) {
     return {
       ok: false,
-      reason: `${type} schemaVersion ${wire.data.schemaVersion} is newer than this build (${known})`,
+      reason: `${type} schemaVersion ${version} is newer than this build (${known})`,
       retryableAfterUpgrade: true,
     };
   }
-  if (wire.data.sealed) {
-    return { ok: false, reason: 'sealed payload: no key store bound', retryableAfterUpgrade: true };
-  }
-  let cur = raw as Raw;
-  for (let v = wire.data.schemaVersion; v < known; v++) {
+  let cur: Raw = { ...raw };
+  delete cur['sealed'];
+  for (let v = version; v < known; v++) {
     const up = upcasters[type as EventType]?.[v];
     if (!up) return { ok: false, reason: `no upcaster for ${type} v${v}`, retryableAfterUpgrade: false };
     try {

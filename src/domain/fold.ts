@@ -10,6 +10,8 @@ import type {
   TimeSource,
 } from './model.ts';
 import { approversRequired, decideApproval, describeApproval, partiesOf, type Approval } from './review.ts';
+import { erased } from './erasure-fold.ts';
+import { holdPlaced, holdReleased, type HoldState } from './hold-fold.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -159,6 +161,8 @@ export interface ProjectionView {
   receipt(tenant: string, idempotencyKey: string): Receipt | undefined;
   episode(tenant: string, id: string): EpisodeState | undefined;
   grant(tenant: string, id: string): GrantState | undefined;
+  /** Legal holds (absent in views that never fold one). */
+  hold?(tenant: string, id: string): HoldState | undefined;
 }
 
 /** What one event changes. `receipt` is absent for a redelivered command (same key, same input). */
@@ -169,7 +173,19 @@ export interface Effect {
   readonly entity?: EntityState;
   readonly episode?: EpisodeState;
   readonly grant?: GrantState;
+  readonly hold?: HoldState;
   readonly receipt?: Receipt;
+  /**
+   * An item whose personal data an `Erased` tombstone removed: the receipts of its earlier events lose
+   * their reasons too (they may quote the content), in this batch and in the graph.
+   */
+  readonly erasure?: Erasure;
+}
+
+export interface Erasure {
+  readonly tenant: string;
+  readonly target: 'RECORD' | 'ENTITY' | 'EPISODE';
+  readonly id: string;
 }
 
 export const currentRevision = (r: RecordState): RevisionState => r.revisions[r.revisions.length - 1]!;
@@ -204,6 +220,14 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return accessRevoked(view, e);
     case 'FeedbackRecorded':
       return feedbackRecorded(view, e);
+    case 'Erased':
+      return erased(view, e);
+    case 'HoldPlaced':
+      return holdPlaced(view, e);
+    case 'HoldReleased':
+      return holdReleased(view, e);
+    case 'RecordArchived':
+      return archived(view, e);
   }
 }
 
@@ -446,6 +470,27 @@ function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect 
     reason: e.payload.reason,
   });
   return { record, receipt: receipt(e, 'RETRACTED', e.payload.recordId, version, e.payload.reason) };
+}
+
+/** Retention archives live knowledge only: a candidate waits for review, a retracted record stays so. */
+const ARCHIVABLE: readonly RecordStatus[] = ['ACTIVE', 'CONTESTED', 'SUPERSEDED'];
+
+function archived(view: ProjectionView, e: EventOf<'RecordArchived'>): Effect {
+  const g = guard(view, e);
+  if ('rejected' in g) return g.rejected;
+  const { recordId, reason } = e.payload;
+  if (!ARCHIVABLE.includes(g.current.status))
+    return { receipt: receipt(e, 'REJECTED', recordId, g.current.version, `record is ${g.current.status}`) };
+  const version = g.current.version + 1;
+  const record = appendRevision(g.record, e.recordedAt, {
+    ...g.current,
+    version,
+    status: 'ARCHIVED',
+    changesetId: e.changesetId,
+    eventId: e.eventId,
+    reason,
+  });
+  return { record, receipt: receipt(e, 'ARCHIVED', recordId, version, reason) };
 }
 
 function entityCreated(view: ProjectionView, e: EventOf<'EntityCreated'>): Effect {

@@ -1,6 +1,9 @@
 import type { LedgerEvent } from './events.ts';
+import { scrubbedReceipt } from './erasure-fold.ts';
+import type { HoldState } from './hold-fold.ts';
 import {
   evolve,
+  type Erasure,
   type EntityState,
   type EpisodeState,
   type GrantState,
@@ -22,12 +25,15 @@ export class MemoryState implements ProjectionView {
   private readonly receipts = new Map<string, Receipt>();
   private readonly episodes = new Map<string, EpisodeState>();
   private readonly grants = new Map<string, GrantState>();
+  private readonly holds = new Map<string, HoldState>();
   private readonly dirty = {
     records: new Map<string, RecordState>(),
     entities: new Map<string, EntityState>(),
     receipts: new Map<string, Receipt>(),
     episodes: new Map<string, EpisodeState>(),
     grants: new Map<string, GrantState>(),
+    erasures: [] as Erasure[],
+    holds: new Map<string, HoldState>(),
   };
 
   constructor(seed?: {
@@ -36,12 +42,14 @@ export class MemoryState implements ProjectionView {
     receipts?: readonly Receipt[];
     episodes?: readonly EpisodeState[];
     grants?: readonly GrantState[];
+    holds?: readonly HoldState[];
   }) {
     for (const r of seed?.records ?? []) this.records.set(k(r.tenant, r.id), r);
     for (const e of seed?.entities ?? []) this.entities.set(k(e.tenant, e.id), e);
     for (const r of seed?.receipts ?? []) this.receipts.set(k(r.tenant, r.idempotencyKey), r);
     for (const e of seed?.episodes ?? []) this.episodes.set(k(e.tenant, e.id), e);
     for (const g of seed?.grants ?? []) this.grants.set(k(g.tenant, g.id), g);
+    for (const h of seed?.holds ?? []) this.holds.set(k(h.tenant, h.id), h);
   }
 
   record = (tenant: string, id: string): RecordState | undefined => this.records.get(k(tenant, id));
@@ -49,6 +57,7 @@ export class MemoryState implements ProjectionView {
   receipt = (tenant: string, key: string): Receipt | undefined => this.receipts.get(k(tenant, key));
   episode = (tenant: string, id: string): EpisodeState | undefined => this.episodes.get(k(tenant, id));
   grant = (tenant: string, id: string): GrantState | undefined => this.grants.get(k(tenant, id));
+  hold = (tenant: string, id: string): HoldState | undefined => this.holds.get(k(tenant, id));
 
   apply(event: LedgerEvent): void {
     const eff = evolve(this, event);
@@ -59,6 +68,8 @@ export class MemoryState implements ProjectionView {
     if (eff.episode)
       this.put(this.episodes, this.dirty.episodes, k(eff.episode.tenant, eff.episode.id), eff.episode);
     if (eff.grant) this.put(this.grants, this.dirty.grants, k(eff.grant.tenant, eff.grant.id), eff.grant);
+    if (eff.erasure) this.erase(eff.erasure);
+    if (eff.hold) this.put(this.holds, this.dirty.holds, k(eff.hold.tenant, eff.hold.id), eff.hold);
     if (eff.receipt)
       this.put(
         this.receipts,
@@ -75,8 +86,12 @@ export class MemoryState implements ProjectionView {
     receipts: Receipt[];
     episodes: EpisodeState[];
     grants: GrantState[];
+    erasures: Erasure[];
+    holds: HoldState[];
   } {
     return {
+      erasures: [...this.dirty.erasures],
+      holds: [...this.dirty.holds.values()],
       records: [...this.dirty.records.values()],
       entities: [...this.dirty.entities.values()],
       receipts: [...this.dirty.receipts.values()],
@@ -101,6 +116,19 @@ export class MemoryState implements ProjectionView {
       Grant: this.grants.size,
     };
     return Object.fromEntries(Object.entries(out).filter(([, n]) => n > 0));
+  }
+
+  /**
+   * The receipts this state holds of the erased record's earlier events lose their reasons; the graph
+   * writer does the same for receipts of earlier batches (before it writes this batch's), so the result
+   * does not depend on where batch boundaries fall.
+   */
+  private erase(x: Erasure): void {
+    this.dirty.erasures.push(x);
+    if (x.target !== 'RECORD') return;
+    for (const [key, r] of this.receipts)
+      if (r.tenant === x.tenant && r.recordId === x.id && r.reason !== null)
+        this.put(this.receipts, this.dirty.receipts, key, scrubbedReceipt(r));
   }
 
   private put<T>(all: Map<string, T>, dirty: Map<string, T>, key: string, v: T): void {

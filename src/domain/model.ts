@@ -59,6 +59,8 @@ export const Outcomes = [
   'REJECTED',
   'CONFLICT',
   'PENDING',
+  'ERASED',
+  'ARCHIVED',
 ] as const;
 export type Outcome = (typeof Outcomes)[number];
 

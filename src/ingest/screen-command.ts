@@ -37,7 +37,11 @@ export type InputTypeName =
   | 'SourceSpanInput'
   | 'EntityRefInput'
   | 'TurnInput'
-  | 'PrincipalRefInput';
+  | 'PrincipalRefInput'
+  | 'EraseInput'
+  | 'EraseSubjectInput'
+  | 'PlaceHoldInput'
+  | 'ReleaseHoldInput';
 
 export type FieldRule = 'text' | 'name' | 'key' | 'json' | 'opaque' | { readonly input: InputTypeName };
 
@@ -114,6 +118,18 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
   EntityRefInput: { id: 'key', alias: 'name', externalId: 'name', type: 'name' },
   TurnInput: { role: 'key', speaker: 'name', text: 'text', label: 'name' },
   PrincipalRefInput: { iss: 'key', sub: 'key' },
+  // The approver's bearer token is verified, never stored or logged: not free text.
+  EraseInput: {
+    subject: { input: 'EraseSubjectInput' },
+    recordId: 'key',
+    namespace: 'key',
+    reason: 'text',
+    idempotencyKey: 'key',
+    approverToken: 'opaque',
+  },
+  EraseSubjectInput: { id: 'key', alias: 'name', externalId: 'name' },
+  PlaceHoldInput: { namespace: 'key', recordId: 'key', reason: 'text', idempotencyKey: 'key' },
+  ReleaseHoldInput: { holdId: 'key', reason: 'text', idempotencyKey: 'key' },
 };
 
 /** The mutation each command answers, and its input type. */
@@ -127,6 +143,9 @@ export const COMMAND_INPUTS = {
   feedback: 'FeedbackInput',
   grantAccess: 'GrantAccessInput',
   revokeAccess: 'RevokeAccessInput',
+  erase: 'EraseInput',
+  placeHold: 'PlaceHoldInput',
+  releaseHold: 'ReleaseHoldInput',
 } as const satisfies Record<string, InputTypeName>;
 export type CommandName = keyof typeof COMMAND_INPUTS;
 

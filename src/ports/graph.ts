@@ -1,4 +1,5 @@
-import type { EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
+import type { HoldState } from '../domain/hold-fold.ts';
+import type { Erasure, EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 import type { Approval } from '../domain/review.ts';
 
@@ -96,6 +97,7 @@ export interface StateKeys {
   readonly receipts: ReadonlyArray<{ tenant: string; idempotencyKey: string }>;
   readonly episodes: ReadonlyArray<{ tenant: string; id: string }>;
   readonly grants?: ReadonlyArray<{ tenant: string; id: string }>;
+  readonly holds?: ReadonlyArray<{ tenant: string; id: string }>;
 }
 
 export interface LoadedState {
@@ -104,6 +106,7 @@ export interface LoadedState {
   readonly receipts: readonly Receipt[];
   readonly episodes: readonly EpisodeState[];
   readonly grants: readonly GrantState[];
+  readonly holds?: readonly HoldState[];
 }
 
 export interface ProjectionWrite {
@@ -112,6 +115,9 @@ export interface ProjectionWrite {
   readonly receipts: readonly Receipt[];
   readonly episodes: readonly EpisodeState[];
   readonly grants: readonly GrantState[];
+  readonly holds?: readonly HoldState[];
+  /** Items erased by this batch: their receipts of earlier batches lose their reasons first. */
+  readonly erasures?: readonly Erasure[];
 }
 
 /** One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. */

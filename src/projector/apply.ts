@@ -1,4 +1,4 @@
-import { decodeEvent, type LedgerEvent } from '../domain/events.ts';
+import { decodeEvent, type DecodeResult, type LedgerEvent } from '../domain/events.ts';
 import { MemoryState } from '../domain/memory-state.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import type { GraphStore, StateKeys } from '../ports/graph.ts';
@@ -14,6 +14,8 @@ export interface ApplyDeps {
   readonly store: GraphStore;
   readonly topic: string;
   readonly deadLetter: (d: DeadLetter) => Promise<void>;
+  /** Bytes → event, opening sealed payloads (lifecycle/sealing.ts); without it a sealed event is dead-lettered. */
+  readonly decode?: (bytes: Uint8Array) => Promise<DecodeResult>;
 }
 
 export interface ApplyResult {
@@ -31,13 +33,14 @@ export async function applyBatch(
   messages: readonly LedgerMessage[],
 ): Promise<ApplyResult> {
   if (messages.length === 0) return { applied: 0, skipped: 0, deadLettered: 0, lastOffset: null };
-  const decoded: Array<{ offset: bigint; event: LedgerEvent }> = [];
+  const decoded: Array<{ offset: bigint; event: LedgerEvent; bytes: Uint8Array | null }> = [];
   const dead: DeadLetter[] = [];
+  const decode = deps.decode ?? ((b: Uint8Array) => Promise.resolve(decodeEvent(b)));
   for (const m of messages) {
     const r = m.value
-      ? decodeEvent(m.value)
+      ? await decode(m.value)
       : ({ ok: false, reason: 'empty message', retryableAfterUpgrade: false } as const);
-    if (r.ok) decoded.push({ offset: BigInt(m.offset), event: r.event });
+    if (r.ok) decoded.push({ offset: BigInt(m.offset), event: r.event, bytes: m.value });
     else
       dead.push({
         sourcePartition: partition,
@@ -77,7 +80,7 @@ async function currentCheckpoint(deps: ApplyDeps, partition: number): Promise<bi
 async function applyOneByOne(
   deps: ApplyDeps,
   partition: number,
-  decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
+  decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent; bytes: Uint8Array | null }>,
   lastOffset: bigint,
   deadCount: number,
 ): Promise<ApplyResult> {
@@ -96,7 +99,8 @@ async function applyOneByOne(
         sourceOffset: String(d.offset),
         reason: `apply failed: ${e instanceof Error ? e.message : String(e)}`,
         retryableAfterUpgrade: true,
-        value: Buffer.from(JSON.stringify(d.event)),
+        // The message as it was on the ledger (sealed parts stay sealed), never the opened event.
+        value: d.bytes,
       });
       deadLettered++;
       await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [], d.offset));
@@ -131,10 +135,13 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
   const receipts = new Map<string, { tenant: string; idempotencyKey: string }>();
   const episodes = new Map<string, { tenant: string; id: string }>();
   const grants = new Map<string, { tenant: string; id: string }>();
+  const holds = new Map<string, { tenant: string; id: string }>();
   const rec = (tenant: string, id: string) => records.set(k(tenant, id), { tenant, id });
   for (const e of events) {
     receipts.set(k(e.tenant, e.idempotencyKey), { tenant: e.tenant, idempotencyKey: e.idempotencyKey });
-    if ('recordId' in e.payload) rec(e.tenant, e.payload.recordId);
+    if ('recordId' in e.payload && e.payload.recordId) rec(e.tenant, e.payload.recordId);
+    if (e.type === 'HoldPlaced' || e.type === 'HoldReleased')
+      holds.set(k(e.tenant, e.payload.holdId), { tenant: e.tenant, id: e.payload.holdId });
     if (e.type === 'RecordProposed' && e.payload.relation) rec(e.tenant, e.payload.relation.target);
     if (e.type === 'EntityCreated') {
       entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
@@ -148,6 +155,10 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
       grants.set(k(e.tenant, e.payload.grantId), { tenant: e.tenant, id: e.payload.grantId });
     if (e.type === 'EpisodeStored')
       episodes.set(k(e.tenant, e.payload.episodeId), { tenant: e.tenant, id: e.payload.episodeId });
+    if (e.type === 'Erased') {
+      const into = { RECORD: records, ENTITY: entities, EPISODE: episodes }[e.payload.target];
+      into.set(k(e.tenant, e.payload.id), { tenant: e.tenant, id: e.payload.id });
+    }
   }
   return {
     records: [...records.values()],
@@ -155,6 +166,7 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
     receipts: [...receipts.values()],
     episodes: [...episodes.values()],
     grants: [...grants.values()],
+    holds: [...holds.values()],
   };
 }
 
@@ -175,6 +187,7 @@ async function loadWithTargets(tx: Parameters<Parameters<GraphStore['projection'
     receipts: [],
     episodes: [],
     grants: [],
+    holds: [],
   });
   return { ...first, records: [...first.records, ...more.records] };
 }

@@ -1,7 +1,7 @@
 import type { GraphStore } from '../ports/graph.ts';
 import type { Ledger, LedgerSubscription } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
-import { applyBatch } from './apply.ts';
+import { applyBatch, type ApplyDeps } from './apply.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
 
 export type ProjectorState =
@@ -20,6 +20,8 @@ export interface ProjectorOptions {
   /** Events per graph transaction; a larger fetched batch is applied in chunks of this size. */
   readonly batchMax: number;
   readonly logger: Logger;
+  /** Bytes → event, opening sealed payloads with the key store. */
+  readonly decode?: ApplyDeps['decode'];
   /** Called after each committed batch (in-process waiters wake up without polling). */
   readonly onApplied?: (partition: number, offset: string) => void;
   /** Counts events set aside to the dead-letter topic (none when absent). */
@@ -51,6 +53,7 @@ export class Projector {
       store: this.o.store,
       topic: this.o.topic,
       deadLetter: this.o.ledger.deadLetter.bind(this.o.ledger),
+      ...(this.o.decode ? { decode: this.o.decode } : {}),
     };
     this.sub = await this.o.ledger.consume({
       groupId: this.o.groupId,

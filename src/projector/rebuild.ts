@@ -1,6 +1,6 @@
 import type { GraphStore } from '../ports/graph.ts';
 import type { Ledger } from '../ports/ledger.ts';
-import { applyBatch } from './apply.ts';
+import { applyBatch, type ApplyDeps } from './apply.ts';
 
 export interface RebuildReport {
   readonly events: number;
@@ -21,6 +21,7 @@ export async function rebuild(
   topic: string,
   batchMax: number,
   progress: (events: number) => void = () => undefined,
+  decode?: ApplyDeps['decode'],
 ): Promise<RebuildReport> {
   await store.wipe();
   await store.migrate();
@@ -28,7 +29,7 @@ export async function rebuild(
   let events = 0;
   await ledger.readAll(async (batch) => {
     await applyBatch(
-      { store, topic, deadLetter: (d) => ledger.deadLetter(d) },
+      { store, topic, deadLetter: (d) => ledger.deadLetter(d), ...(decode ? { decode } : {}) },
       batch.partition,
       batch.messages,
     );

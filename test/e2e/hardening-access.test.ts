@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-minilm.ts';
 import { effectiveGrants } from '../../src/domain/access.ts';
 import { entityIdFor } from '../../src/domain/commands.ts';
-import { decodeEvent } from '../../src/domain/events.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';
 import { cosine } from '../../src/ports/embedder.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
@@ -506,7 +505,7 @@ describe('replay', () => {
     const replay = new MemoryState();
     await app.m.ledger.readAll(async (b) => {
       for (const m of b.messages) {
-        const d = m.value ? decodeEvent(m.value) : null;
+        const d = m.value ? await app.m.decode(m.value) : null;
         if (d?.ok) replay.apply(d.event);
       }
     }, 500);

@@ -5,7 +5,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/adapters/logger.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
-import { graphDump, rawTopic } from '../support/leak-check.ts';
+import { graphDump, openedLedger, rawTopic } from '../support/leak-check.ts';
 
 /**
  * Issue 3, end to end on the real stack: one transcript carrying a credential URL, an e-mail address, a
@@ -206,8 +206,11 @@ describe('one transcript through the pipeline', () => {
 
     const topicText = await rawTopic(app.config.kafka.brokers, topic);
     expect(topicText).toContain('EpisodeStored');
-    expect(topicText).toContain('[secret:');
     expect(topicText).not.toContain(SECRET);
+    // The episode's text is sealed on the topic; opened, it carries the SecretRef, not the secret.
+    const opened = await openedLedger(app, ['EpisodeStored']);
+    expect(opened).toContain('[secret:');
+    expect(opened).not.toContain(SECRET);
 
     const logText = logs.join('');
     expect(logText).toContain('episode planned');

@@ -13,7 +13,7 @@ import {
   type GqlResult,
   type TestApp,
 } from '../support/harness.ts';
-import { graphDump, rawTopic } from '../support/leak-check.ts';
+import { graphDump, openedLedger, rawTopic } from '../support/leak-check.ts';
 import { inputArg, LEAVES, withLeaf } from '../support/mutation-inputs.ts';
 import { OBFUSCATED_INJECTIONS, secretSamples, type SecretSample } from '../support/secret-corpus.ts';
 
@@ -110,10 +110,17 @@ describe('every string field of every mutation, with each of the 26 secret kinds
     );
     await pool(cases, 8, async ({ leaf, sample, name, text, samples }) => {
       const m = leaf.mutation;
-      const type = getNamedType(inputArg(m)).name;
-      const r = await call(prober, `mutation M($input: ${type}!) { ${m}(input: $input) { outcome } }`, {
-        input: { ...withLeaf(sample, leaf, text), await: false },
-      });
+      const named = getNamedType(inputArg(m));
+      // Receipts differ by mutation (an erasure's is not a write receipt): ask only for the type name, and
+      // skip the projection wait where the input has one.
+      const async = 'getFields' in named && 'await' in named.getFields() ? { await: false } : {};
+      const r = await call(
+        prober,
+        `mutation M($input: ${named.name}!) { ${m}(input: $input) { __typename } }`,
+        {
+          input: { ...withLeaf(sample, leaf, text), ...async },
+        },
+      );
       const answer = JSON.stringify(r);
       const c = code(r);
       const outcome =
@@ -303,8 +310,12 @@ describe('free text through every stored path', () => {
     const keyed = `[secret:github_token:${createHmac('sha256', FP_KEY).update(gh.secret).digest('hex').slice(0, 8)}]`;
     const plain = `[secret:github_token:${createHash('sha256').update(gh.secret).digest('hex').slice(0, 8)}]`;
     const ledger = await rawTopic(app.config.kafka.brokers, topic);
-    // Its proposal, the revision, retraction, norm, rejection, grant and revocation of its half, the episode.
-    expect(ledger.split(keyed).length - 1).toBeGreaterThanOrEqual(8);
+    // Statements, reasons and episode text travel sealed (issue 13), so the ref is counted in the events
+    // as the projector opens them: its proposal, the revision, retraction, norm, rejection, grant and
+    // revocation of its half, the episode. Neither form holds the unkeyed hash.
+    const opened = await openedLedger(app);
+    expect(opened.split(keyed).length - 1).toBeGreaterThanOrEqual(8);
+    expect(opened).not.toContain(plain);
     expect(ledger).not.toContain(plain);
   });
 

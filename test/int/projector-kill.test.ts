@@ -35,7 +35,7 @@ const env = {
   MUNINN_LEDGER_PARTITIONS: '3',
 };
 const config = testConfig(env);
-const { store, ledger } = connectAdapters(config, silentLogger);
+const { store, ledger, decode } = connectAdapters(config, silentLogger);
 const root = new URL('../../', import.meta.url).pathname;
 
 /** Deterministic PRNG (mulberry32), so a failing run can be replayed. */
@@ -262,7 +262,7 @@ describe(`projector SIGKILLed ${ROUNDS} times during a ${EVENTS}-event stream (s
     expect(Number(dupes.records[0]!.get('d'))).toBe(0);
 
     const live = await store.stateHash();
-    const rebuilt = await rebuild(ledger, store, env.MUNINN_LEDGER_TOPIC, 500);
+    const rebuilt = await rebuild(ledger, store, env.MUNINN_LEDGER_TOPIC, 500, undefined, decode);
     expect(rebuilt.events).toBe(EVENTS);
     expect(rebuilt.hash).toBe(live.hash);
     expect(await countLabels()).toEqual(counts);

@@ -6,6 +6,7 @@ import { inject } from 'vitest';
 import { load, type Config } from '../../src/config/index.ts';
 import { startMuninn, type Muninn } from '../../src/main.ts';
 import { signDevToken, ensureDevKeys, type DevActClaim } from '../../src/adapters/auth/dev-keys.ts';
+import type { Clock } from '../../src/ports/clock.ts';
 import { silentLogger, type Logger } from '../../src/ports/logger.ts';
 
 /** The stack's endpoints, as the global setup found or started them. */
@@ -56,10 +57,11 @@ export interface GqlResult<T> {
 export async function startApp(
   overrides: Record<string, string> = {},
   logger: Logger = silentLogger,
+  opts: { readonly retentionClock?: Clock } = {},
 ): Promise<TestApp> {
   const config = testConfig(overrides);
   await ensureDevKeys(config.stateDir);
-  const m = await startMuninn(config, logger);
+  const m = await startMuninn(config, logger, opts);
   const url = m.api!.url;
   return {
     m,

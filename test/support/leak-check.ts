@@ -50,3 +50,18 @@ export async function rawTopic(brokers: readonly string[], topic: string): Promi
   }
   return raw.join('\n');
 }
+
+/**
+ * Every event of the app's ledger as the projector reads it: sealed personal fields opened under their
+ * data keys (issue 13), one JSON event a line. `types` keeps only those event types when given.
+ */
+export async function openedLedger(app: TestApp, types?: readonly string[]): Promise<string> {
+  const opened: string[] = [];
+  await app.m.ledger.readAll(async (b) => {
+    for (const m of b.messages) {
+      const d = m.value ? await app.m.decode(m.value) : null;
+      if (d?.ok && (!types || types.includes(d.event.type))) opened.push(JSON.stringify(d.event));
+    }
+  }, 500);
+  return opened.join('\n');
+}

@@ -209,21 +209,21 @@ describe('decodeEvent: what cannot be an event', () => {
     });
   });
 
-  it('a sealed payload → ok:false mentioning sealed, retryable after upgrade', () => {
+  it('a sealed part without a key store → ok:false mentioning sealed, retryable after upgrade', () => {
     const r = raw();
-    delete r['payload'];
     r['sealed'] = { keyId: 'k-1', alg: 'A256GCM', iv: 'aXY=', ciphertext: 'Y2lwaGVy' };
     const d = decodeEvent(JSON.stringify(r));
     expect(d).toMatchObject({ ok: false, retryableAfterUpgrade: true });
     expect(!d.ok && d.reason).toMatch(/sealed/);
   });
 
-  it('payload and sealed together → rejected (exactly one of them)', () => {
+  it('sealed without the clear payload → bad envelope (the clear part always travels)', () => {
     const r = raw();
+    delete r['payload'];
     r['sealed'] = { keyId: 'k-1', alg: 'A256GCM', iv: 'aXY=', ciphertext: 'Y2lwaGVy' };
     const d = decodeEvent(JSON.stringify(r));
     expect(d).toMatchObject({ ok: false, retryableAfterUpgrade: false });
-    expect(!d.ok && d.reason).toContain('exactly one of payload and sealed');
+    expect(!d.ok && d.reason).toMatch(/bad envelope: payload/);
   });
 
   it('neither payload nor sealed → rejected', () => {
@@ -231,7 +231,7 @@ describe('decodeEvent: what cannot be an event', () => {
     delete r['payload'];
     const d = decodeEvent(JSON.stringify(r));
     expect(d).toMatchObject({ ok: false, retryableAfterUpgrade: false });
-    expect(!d.ok && d.reason).toContain('exactly one of payload and sealed');
+    expect(!d.ok && d.reason).toMatch(/bad envelope: payload/);
   });
 
   it('a sealed payload with an unknown algorithm → bad envelope, not retryable', () => {

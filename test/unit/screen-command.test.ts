@@ -31,6 +31,8 @@ const SAMPLES = secretSamples(20_261_130);
 const OPAQUE_STRINGS: Readonly<Record<string, string>> = {
   'FeedbackInput.recallId': 'used only when the handle MAC over (recallId, record) verifies; else NOT_FOUND',
   'FeedbackInput.handle': 'refused unless its MAC verifies (NOT_FOUND, value not echoed)',
+  'EraseInput.approverToken':
+    "a bearer token: verified (FORBIDDEN unless a second admin's), never stored, logged or echoed",
 };
 
 describe('the screening table covers schema.graphql', () => {

@@ -18,6 +18,8 @@ export interface KafkaLedgerOptions {
   dlqTopic: string;
   partitions: number;
   logger: Logger;
+  /** Encodes a call's events for the wire (sealing their personal parts); default: plain JSON. */
+  encode?: (events: readonly LedgerEvent[]) => Promise<string[]>;
 }
 
 interface Pending {
@@ -87,8 +89,10 @@ export class KafkaLedger implements Ledger {
     }
   }
 
-  append(events: readonly LedgerEvent[]): Promise<LedgerPosition[]> {
-    return Promise.all(events.map((e) => this.enqueue(e.tenant, encodeEvent(e))));
+  async append(events: readonly LedgerEvent[]): Promise<LedgerPosition[]> {
+    // Encode the whole call first, then enqueue it synchronously: its events stay in order and together.
+    const values = this.o.encode ? await this.o.encode(events) : events.map(encodeEvent);
+    return Promise.all(events.map((e, i) => this.enqueue(e.tenant, values[i]!)));
   }
 
   appendRaw(key: string, value: string | Uint8Array): Promise<LedgerPosition> {

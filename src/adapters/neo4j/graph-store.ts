@@ -35,6 +35,7 @@ import type {
   StateKeys,
 } from '../../ports/graph.ts';
 import type { Approval } from '../../domain/review.ts';
+import type { HoldState } from '../../domain/hold-fold.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
 import { withMigrationLock } from './migration-lock.ts';
@@ -792,6 +793,7 @@ export class Neo4jGraphStore implements GraphStore {
     const nodes = await this.db.read(
       'state.nodes',
       `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk OR n:Grant
+         OR n:Hold
        RETURN labels(n) AS l, properties(n) AS p`,
     );
     const rels = await this.db.read(
@@ -827,7 +829,7 @@ export class Neo4jGraphStore implements GraphStore {
       const res = await this.db.write(
         'state.wipe',
         `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint OR n:Episode OR n:Chunk
-           OR n:Grant
+           OR n:Grant OR n:Hold
          WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c`,
       );
       if (Number(res.records[0]?.get('c') ?? 0) === 0) return;
@@ -866,7 +868,7 @@ class Neo4jProjectionTx implements ProjectionTx {
   async load(keys: StateKeys): Promise<LoadedState> {
     const run = (cypher: string, rows: readonly object[]) =>
       rows.length ? this.tx.run(cypher, { keys: rows }) : null;
-    const [records, entities, receipts, episodes, grants] = await Promise.all([
+    const [records, entities, receipts, episodes, grants, holds] = await Promise.all([
       run(
         `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
          RETURN n,
@@ -886,6 +888,7 @@ class Neo4jProjectionTx implements ProjectionTx {
       ),
       run('UNWIND $keys AS k MATCH (ep:Episode {tenant: k.tenant, id: k.id}) RETURN ep', keys.episodes),
       run('UNWIND $keys AS k MATCH (g:Grant {tenant: k.tenant, id: k.id}) RETURN g', keys.grants ?? []),
+      run('UNWIND $keys AS k MATCH (h:Hold {tenant: k.tenant, id: k.id}) RETURN h', keys.holds ?? []),
     ]);
     return {
       records: records?.records.map(toRecordState) ?? [],
@@ -901,10 +904,20 @@ class Neo4jProjectionTx implements ProjectionTx {
       receipts: receipts?.records.map((r) => toReceipt(r.get('r').properties)) ?? [],
       episodes: episodes?.records.map((r) => toEpisode(r.get('ep').properties)) ?? [],
       grants: grants?.records.map((r) => toGrant(r.get('g').properties)) ?? [],
+      holds: holds?.records.map((r) => toHold(r.get('h').properties as Props)) ?? [],
     };
   }
 
   async write(w: ProjectionWrite): Promise<void> {
+    const erasedRecords = (w.erasures ?? []).filter((x) => x.target === 'RECORD');
+    if (erasedRecords.length) {
+      // Before this batch's receipts are written: those of earlier batches may quote the erased content.
+      await this.tx.run(
+        `UNWIND $rows AS x MATCH (rc:Receipt {tenant: x.tenant, recordId: x.id})
+         WHERE rc.reason IS NOT NULL SET rc.reason = null`,
+        { rows: erasedRecords.map((x) => ({ tenant: x.tenant, id: x.id })) },
+      );
+    }
     if (w.episodes.length) {
       await this.tx.run(
         `UNWIND $rows AS e MERGE (ep:Episode {tenant: e.tenant, id: e.id}) SET ep += e.props
@@ -974,6 +987,11 @@ class Neo4jProjectionTx implements ProjectionTx {
           { rows },
         );
       }
+    }
+    if (w.holds?.length) {
+      await this.tx.run(`UNWIND $rows AS h MERGE (n:Hold {tenant: h.tenant, id: h.id}) SET n += h`, {
+        rows: w.holds.map((h) => ({ ...h })),
+      });
     }
     if (w.grants.length) {
       await this.tx.run(`UNWIND $rows AS g MERGE (n:Grant {tenant: g.tenant, id: g.id}) SET n += g`, {
@@ -1169,6 +1187,22 @@ function toRecordState(row: Neo4jRecord): RecordState {
     },
     // Projected before votes were kept: the counts stay, with no caller to replace.
     votes: n['feedbackVotesJson'] ? (JSON.parse(str(n['feedbackVotesJson'])) as RecordState['votes']) : {},
+  };
+}
+
+function toHold(p: Props): HoldState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    target: p['target'] as HoldState['target'],
+    namespace: str(p['namespace']),
+    recordId: optStr(p['recordId']),
+    reason: str(p['reason']),
+    placedBy: str(p['placedBy']),
+    placedAt: str(p['placedAt']),
+    releasedAt: optStr(p['releasedAt']),
+    releasedBy: optStr(p['releasedBy']),
+    releaseReason: optStr(p['releaseReason']),
   };
 }
 

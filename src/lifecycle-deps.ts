@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { ensureDevFingerprintKey } from './adapters/auth/dev-keys.ts';
+import type { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
+import { Neo4jErasureLookups } from './adapters/neo4j/erasure-lookups.ts';
+import type { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
+import type { ProjectionWaiter } from './adapters/projection-waiter.ts';
+import type { Config } from './config/index.ts';
+import { RetentionRules, type RetentionRule } from './domain/retention.ts';
+import { screenCommand } from './ingest/screen-command.ts';
+import type { ErasureDeps } from './lifecycle/erasure.ts';
+import { systemClock } from './ports/clock.ts';
+import type { KeyStore } from './ports/key-store.ts';
+import type { Logger } from './ports/logger.ts';
+import type { TokenVerifier } from './ports/token-verifier.ts';
+
+/* Wiring of the data lifecycle (issue 13) for main.ts: erasure, legal holds and retention. */
+
+/** What erasure, holds and retention share: the one screening pass, the keys, the graph's lookups. */
+export async function lifecycleDeps(
+  config: Config,
+  p: {
+    store: Neo4jGraphStore;
+    ledger: KafkaLedger;
+    keys: KeyStore;
+    waiter: ProjectionWaiter;
+    logger: Logger;
+    verifier: TokenVerifier;
+  },
+): Promise<ErasureDeps & { lookups: Neo4jErasureLookups }> {
+  const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
+  return {
+    ledger: p.ledger,
+    keys: p.keys,
+    lookups: new Neo4jErasureLookups(p.store.db),
+    store: p.store,
+    projection: p.waiter,
+    verifier: p.verifier,
+    approvers: config.erasure.approvers,
+    screen: (command, input) => screenCommand(command, input, fingerprintKey).value,
+    clock: systemClock,
+    ids: { uuid: randomUUID },
+    awaitTimeoutMs: config.http.awaitTimeoutMs,
+    logger: p.logger,
+  };
+}
+
+/** The retention rules file, checked before anything starts (a bad file stops the process). */
+export async function loadRetentionRules(file: string | undefined): Promise<RetentionRule[] | undefined> {
+  if (!file) return undefined;
+  const parsed = RetentionRules.safeParse(JSON.parse(await readFile(file, 'utf8')));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`invalid retention rules ${file}: ${problems}`);
+  }
+  return parsed.data;
+}

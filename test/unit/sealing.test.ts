@@ -1,0 +1,201 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileKeyStore } from '../../src/adapters/keys/file-key-store.ts';
+import { LedgerEvent } from '../../src/domain/events.ts';
+import { MemoryState } from '../../src/domain/memory-state.ts';
+import { ERASED_MARK, keyIdOf } from '../../src/domain/sealing.ts';
+import { openEvent, sealEvents } from '../../src/lifecycle/sealing.ts';
+
+/*
+ * Crypto-shredding on the wire: what a sealed event shows in clear, that it opens back to itself, and
+ * that a replay whose keys are gone folds (with the tombstones) to exactly the live state.
+ */
+
+const TENANT = 'acme';
+const SECRET = 'Zelda Quackenbush';
+let n = 0;
+const id = () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`;
+
+function env(type: string, idem: string, minute: number, namespace = 'acme/hr') {
+  return {
+    eventId: id(),
+    type,
+    schemaVersion: 1,
+    tenant: TENANT,
+    namespace,
+    idempotencyKey: idem,
+    commandHash: 'a'.repeat(64),
+    principal: { iss: 'https://issuer.test', sub: 'writer' },
+    actors: [],
+    purpose: 'test',
+    changesetId: null,
+    recordedAt: new Date(Date.UTC(2026, 0, 1, 10, minute)).toISOString(),
+  };
+}
+
+const stmt = (object: string) => ({
+  subject: SECRET,
+  predicate: 'lives_in',
+  object,
+  text: `${SECRET} lives in ${object}.`,
+});
+
+function history(): LedgerEvent[] {
+  const rec = id();
+  const other = id();
+  const ep = id();
+  const ent = id();
+  const proposed = (recordId: string, object: string, minute: number, relation: unknown = null) => ({
+    ...env('RecordProposed', `k-${recordId}`, minute),
+    payload: {
+      recordId,
+      class: 'FACT',
+      statement: stmt(object),
+      about: [ent],
+      sensitivity: 'CONFIDENTIAL',
+      confidence: 0.8,
+      validFrom: '2025-01-01T00:00:00.000Z',
+      validTo: null,
+      timeSource: 'STATED',
+      status: 'ACTIVE',
+      rationale: `told by ${SECRET}`,
+      sources: [{ episodeId: ep, start: 0, end: 20, label: SECRET }],
+      ext: { 'hr:badge': SECRET },
+      relation,
+      embedding: { modelId: 'm', vector: [0.1, 0.2, 0.3] },
+    },
+  });
+  return [
+    {
+      ...env('EpisodeStored', 'k-ep', 1),
+      payload: {
+        episodeId: ep,
+        source: 'chat',
+        occurredAt: '2026-01-01T09:00:00.000Z',
+        text: `${SECRET}: I moved to Oslo.`,
+        turns: [{ index: 0, role: 'user', speaker: SECRET, start: 0, end: 28, label: null }],
+        chunks: [{ index: 0, start: 0, end: 28 }],
+        sensitivity: 'CONFIDENTIAL',
+        secretRefs: [],
+        flags: [],
+      },
+    },
+    {
+      ...env('EntityCreated', 'k-ent', 2),
+      payload: { entityId: ent, name: SECRET, type: 'person', aliases: ['zelda q'], externalIds: ['emp-7'] },
+    },
+    proposed(rec, 'Bergen', 3),
+    {
+      ...env('RecordRevised', 'k-rev', 4),
+      payload: {
+        recordId: rec,
+        expectedVersion: 1,
+        statement: stmt('Tromsø'),
+        validFrom: null,
+        validTo: null,
+      },
+    },
+    proposed(other, 'Oslo', 5, {
+      kind: 'SUPERSEDES',
+      target: rec,
+      confidence: 0.9,
+      reason: `supersedes: ${SECRET} moved to "Oslo"`,
+    }),
+    {
+      ...env('RecordRetracted', 'k-ret', 6),
+      payload: { recordId: other, expectedVersion: 1, reason: `${SECRET} asked us to` },
+    },
+  ].map((e) => LedgerEvent.parse(e));
+}
+
+function tombstones(events: readonly LedgerEvent[]): LedgerEvent[] {
+  const items: Array<[string, string]> = [];
+  for (const e of events) {
+    if (e.type === 'RecordProposed') items.push(['RECORD', e.payload.recordId]);
+    if (e.type === 'EntityCreated') items.push(['ENTITY', e.payload.entityId]);
+    if (e.type === 'EpisodeStored') items.push(['EPISODE', e.payload.episodeId]);
+  }
+  return items
+    .map(([target, item], i) => ({
+      ...env('Erased', `k-erase#${i}`, 10 + i),
+      payload: { target, id: item, erasureId: 'e-1', reason: 'GDPR art. 17 request' },
+    }))
+    .map((e) => LedgerEvent.parse(e));
+}
+
+const fold = (events: readonly LedgerEvent[]) => {
+  const s = new MemoryState();
+  for (const e of events) s.apply(e);
+  return s;
+};
+
+const keysIn = (events: readonly LedgerEvent[]) =>
+  events.flatMap((e) =>
+    e.type === 'Erased'
+      ? []
+      : [
+          keyIdOf(
+            TENANT,
+            e.type === 'EntityCreated' ? 'entity' : e.type === 'EpisodeStored' ? 'episode' : 'record',
+            'recordId' in e.payload && e.payload.recordId
+              ? e.payload.recordId
+              : 'entityId' in e.payload
+                ? e.payload.entityId
+                : (e.payload as { episodeId: string }).episodeId,
+          ),
+        ],
+  );
+
+describe('sealing the ledger', () => {
+  it('the wire holds no personal field in clear, and opens back to the very event', async () => {
+    const keys = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const events = history();
+    const wire = await sealEvents(events, keys);
+    for (const w of wire) expect(w).not.toMatch(/Zelda|Quackenbush|zelda|Oslo|Bergen|Tromsø|emp-7/);
+    const opened = await Promise.all(wire.map((w) => openEvent(w, keys)));
+    expect(opened.map((o) => (o.ok ? o.event : o))).toEqual(events);
+  });
+
+  it('a sealed part moved onto another event does not open', async () => {
+    const keys = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const [a, b] = (await sealEvents(history().slice(2, 4), keys)).map(
+      (w) => JSON.parse(w) as Record<string, unknown>,
+    );
+    const forged = JSON.stringify({ ...b, sealed: a!['sealed'] });
+    expect(await openEvent(forged, keys)).toMatchObject({ ok: false });
+  });
+
+  it('keys destroyed: the replay folds, with the tombstones, to exactly the live state', async () => {
+    const keys = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const events = history();
+    const all = [...events, ...tombstones(events)];
+    const live = fold(all);
+    const wire = await sealEvents(all, keys);
+    await keys.destroy(keysIn(events));
+    const replayed = await Promise.all(wire.map((w) => openEvent(w, keys)));
+    const shredded = replayed.map((o) => {
+      if (!o.ok) throw new Error(o.reason);
+      return o.event;
+    });
+    expect(JSON.stringify(shredded)).not.toMatch(/Zelda|Quackenbush|Oslo|Bergen|Tromsø|emp-7/);
+    const replay = fold(shredded);
+    expect(replay.changes()).toEqual(live.changes());
+    expect(JSON.stringify(live.changes())).not.toMatch(/Zelda|Quackenbush|Oslo|Bergen|Tromsø|emp-7/);
+    const rec = live.changes().records[0]!;
+    expect(rec.revisions.at(-1)).toMatchObject({ status: 'ERASED' });
+    expect(rec.revisions.every((v) => v.statement.text === ERASED_MARK)).toBe(true);
+  });
+
+  it('a destroyed key is never re-created: nothing new can be sealed for an erased item', async () => {
+    const keys = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const [ep] = history();
+    await sealEvents([ep!], keys);
+    const keyId = keysIn([ep!])[0]!;
+    expect(await keys.state(keyId)).toBe('ACTIVE');
+    await keys.destroy([keyId]);
+    expect(await keys.state(keyId)).toBe('DESTROYED');
+    await expect(sealEvents([ep!], keys)).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+});
