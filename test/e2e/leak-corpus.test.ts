@@ -262,7 +262,7 @@ describe('leak corpus', () => {
         }
         for (const id of it.why.contestedWith)
           if (!visible.has(id)) fail(`${label}: why.contestedWith names ${id}`);
-        expectRelationsVisible(c, it.record.relations, label);
+        expectRelationsVisible(c, it.record.relations, label, purpose);
       }
       // not vacuous: when the caller may see something here, recall gives it (with fewer than the vector
       // arm's k it returns every candidate; overridden ones are named by their winners)

@@ -148,6 +148,7 @@ function spawnProjector(): { child: ChildProcess; firstBatch: Promise<void>; exi
       NEO4J_URI: config.neo4j.uri,
       KAFKA_BROKERS: config.kafka.brokers.join(','),
       MUNINN_STATE_DIR: config.stateDir,
+      MUNINN_KEY_DIR: config.erasure.keyDir,
       MUNINN_LOG_LEVEL: 'debug',
       ...env,
     },

@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
 /**
@@ -13,6 +16,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     process.env['KAFKA_BROKERS'] = s.kafkaBrokers;
     stop = s.stop;
   }
+  // One key store for every Muninn of the run, as in production (one KMS for all processes): the apps of a
+  // file share the ledger topic and its consumer group, so one app's projector opens another's sealed events.
+  process.env['MUNINN_KEY_DIR'] ??= mkdtempSync(join(tmpdir(), 'muninn-test-keys-'));
+  project.provide('keyDir', process.env['MUNINN_KEY_DIR']);
   project.provide('neo4jUri', process.env['NEO4J_URI']!);
   project.provide('kafkaBrokers', process.env['KAFKA_BROKERS']!);
   return stop;
@@ -22,5 +29,6 @@ declare module 'vitest' {
   export interface ProvidedContext {
     neo4jUri: string;
     kafkaBrokers: string;
+    keyDir: string;
   }
 }

@@ -20,6 +20,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     MUNINN_ENV: 'test',
     MUNINN_PORT: '0',
     MUNINN_STATE_DIR: stateDir,
+    // The run's one key store (global-setup.ts): every app and spawned process opens every sealed event.
+    MUNINN_KEY_DIR: inject('keyDir'),
     MUNINN_LOG_LEVEL: 'silent',
     // Awaited writes wait for the projection; on a loaded 2-core machine the first one (consumer-group join,
     // model warm-up) can take longer than the 15 s default, which would turn a correct write into PENDING.

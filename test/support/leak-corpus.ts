@@ -529,9 +529,12 @@ export function recordsOracle(
   );
 }
 
-/** Every relation listed must lead to a record the caller may read (relations read without a purpose). */
-export function expectRelationsVisible(c: Caller, rels: Relations, label: string) {
-  const gs = grantsOf(c, undefined);
+/**
+ * Every relation listed must lead to a record the caller may read under the purpose the top-level field
+ * stated: a recall's items read their relations under the recall's purpose, `records` without one here.
+ */
+export function expectRelationsVisible(c: Caller, rels: Relations, label: string, purpose?: string) {
+  const gs = grantsOf(c, purpose);
   const known = byId(c);
   for (const rel of rels) {
     expect(rel.target, `${label}: a ${rel.type} relation to an invisible record is listed`).not.toBeNull();
