@@ -1,6 +1,6 @@
-import type { EventOf, LedgerEvent } from './events.ts';
+import type { EventOf } from './events.ts';
 import type { Effect, EntityState, EpisodeState, ProjectionView, Receipt, RecordState } from './fold.ts';
-import type { Outcome } from './model.ts';
+import { receiptOf } from './receipts.ts';
 import { ERASED_MARK } from './sealing.ts';
 
 /**
@@ -17,20 +17,20 @@ export function erased(view: ProjectionView, e: EventOf<'Erased'>): Effect {
   const done = `erased ${p.target} ${p.id} in ${e.namespace}`;
   if (p.target === 'ENTITY') {
     const ent = view.entity(e.tenant, p.id);
-    if (!ent) return { receipt: receipt(e, 'REJECTED', null, 'entity not found') };
-    return { entity: scrubEntity(ent), erasure, receipt: receipt(e, 'ERASED', null, done) };
+    if (!ent) return { receipt: receiptOf(e, 'REJECTED', null, null, 'entity not found') };
+    return { entity: scrubEntity(ent), erasure, receipt: receiptOf(e, 'ERASED', null, null, done) };
   }
   if (p.target === 'EPISODE') {
     const ep = view.episode(e.tenant, p.id);
-    if (!ep) return { receipt: receipt(e, 'REJECTED', null, 'episode not found') };
-    return { episode: scrubEpisode(ep), erasure, receipt: receipt(e, 'ERASED', null, done) };
+    if (!ep) return { receipt: receiptOf(e, 'REJECTED', null, null, 'episode not found') };
+    return { episode: scrubEpisode(ep), erasure, receipt: receiptOf(e, 'ERASED', null, null, done) };
   }
   const r = view.record(e.tenant, p.id);
-  if (!r) return { receipt: receipt(e, 'REJECTED', p.id, 'record not found') };
+  if (!r) return { receipt: receiptOf(e, 'REJECTED', p.id, null, 'record not found') };
   const cur = r.revisions[r.revisions.length - 1]!;
-  if (cur.status === 'ERASED') return { receipt: receipt(e, 'DUPLICATE', p.id, done) };
+  if (cur.status === 'ERASED') return { receipt: receiptOf(e, 'DUPLICATE', p.id, null, done) };
   const record = scrubRecord(r, e);
-  return { record, erasure, receipt: receipt(e, 'ERASED', p.id, done, cur.version + 1) };
+  return { record, erasure, receipt: receiptOf(e, 'ERASED', p.id, cur.version + 1, done) };
 }
 
 function scrubRecord(r: RecordState, e: EventOf<'Erased'>): RecordState {
@@ -83,23 +83,3 @@ const scrubEpisode = (x: EpisodeState): EpisodeState => ({
 
 /** A receipt whose reason no longer quotes erased content (see Effect.erasure). */
 export const scrubbedReceipt = (r: Receipt): Receipt => ({ ...r, reason: null });
-
-function receipt(
-  e: LedgerEvent,
-  outcome: Outcome,
-  recordId: string | null,
-  reason: string | null,
-  version: number | null = null,
-): Receipt {
-  return {
-    tenant: e.tenant,
-    idempotencyKey: e.idempotencyKey,
-    commandHash: e.commandHash,
-    eventId: e.eventId,
-    outcome,
-    recordId,
-    version,
-    reason,
-    recordedAt: e.recordedAt,
-  };
-}

@@ -11,6 +11,7 @@ import type {
 } from './model.ts';
 import { approversRequired, decideApproval, describeApproval, partiesOf, type Approval } from './review.ts';
 import { erased } from './erasure-fold.ts';
+import { receiptOf } from './receipts.ts';
 import { holdPlaced, holdReleased, type HoldState } from './hold-fold.ts';
 
 /**
@@ -231,30 +232,10 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
   }
 }
 
-function receipt(
-  e: LedgerEvent,
-  outcome: Outcome,
-  recordId: string | null,
-  version: number | null,
-  reason: string | null,
-): Receipt {
-  return {
-    tenant: e.tenant,
-    idempotencyKey: e.idempotencyKey,
-    commandHash: e.commandHash,
-    eventId: e.eventId,
-    outcome,
-    recordId,
-    version,
-    reason,
-    recordedAt: e.recordedAt,
-  };
-}
-
 function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
   const p = e.payload;
   if (view.record(e.tenant, p.recordId)) {
-    return { receipt: receipt(e, 'REJECTED', p.recordId, null, 'record id already exists') };
+    return { receipt: receiptOf(e, 'REJECTED', p.recordId, null, 'record id already exists') };
   }
   const target = p.relation ? view.record(e.tenant, p.relation.target) : undefined;
   const relations: RelationState[] =
@@ -311,12 +292,12 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
     votes: {},
   };
   if (p.status === 'CANDIDATE')
-    return { record, receipt: receipt(e, 'QUEUED', p.recordId, 1, p.reviewReasons.join('; ') || null) };
+    return { record, receipt: receiptOf(e, 'QUEUED', p.recordId, 1, p.reviewReasons.join('; ') || null) };
   const act = activate(record, target, e);
   return {
     record: act.record,
     others: act.others,
-    receipt: receipt(e, act.outcome, p.recordId, currentRevision(act.record).version, act.reason),
+    receipt: receiptOf(e, act.outcome, p.recordId, currentRevision(act.record).version, act.reason),
   };
 }
 
@@ -391,12 +372,12 @@ function guard(
 ): { record: RecordState; current: RevisionState } | { rejected: Effect } {
   const { recordId, expectedVersion } = e.payload;
   const record = view.record(e.tenant, recordId);
-  if (!record) return { rejected: { receipt: receipt(e, 'REJECTED', recordId, null, 'record not found') } };
+  if (!record) return { rejected: { receipt: receiptOf(e, 'REJECTED', recordId, null, 'record not found') } };
   const current = currentRevision(record);
   if (current.version !== expectedVersion) {
     return {
       rejected: {
-        receipt: receipt(
+        receipt: receiptOf(
           e,
           'CONFLICT',
           recordId,
@@ -408,7 +389,9 @@ function guard(
   }
   if (current.status === 'RETRACTED' || current.status === 'ERASED') {
     return {
-      rejected: { receipt: receipt(e, 'REJECTED', recordId, current.version, `record is ${current.status}`) },
+      rejected: {
+        receipt: receiptOf(e, 'REJECTED', recordId, current.version, `record is ${current.status}`),
+      },
     };
   }
   return { record, current };
@@ -434,7 +417,7 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
   const validFrom = p.validFrom ?? g.current.validFrom;
   if (validTo !== null && validTo <= validFrom) {
     return {
-      receipt: receipt(e, 'REJECTED', p.recordId, g.current.version, 'validTo must be after validFrom'),
+      receipt: receiptOf(e, 'REJECTED', p.recordId, g.current.version, 'validTo must be after validFrom'),
     };
   }
   const version = g.current.version + 1;
@@ -451,7 +434,7 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
     eventId: e.eventId,
     reason: null,
   });
-  return { record, receipt: receipt(e, 'REVISED', p.recordId, version, null) };
+  return { record, receipt: receiptOf(e, 'REVISED', p.recordId, version, null) };
 }
 
 const sameStatement = (a: Statement, b: Statement): boolean =>
@@ -469,7 +452,7 @@ function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect 
     eventId: e.eventId,
     reason: e.payload.reason,
   });
-  return { record, receipt: receipt(e, 'RETRACTED', e.payload.recordId, version, e.payload.reason) };
+  return { record, receipt: receiptOf(e, 'RETRACTED', e.payload.recordId, version, e.payload.reason) };
 }
 
 /** Retention archives live knowledge only: a candidate waits for review, a retracted record stays so. */
@@ -480,7 +463,9 @@ function archived(view: ProjectionView, e: EventOf<'RecordArchived'>): Effect {
   if ('rejected' in g) return g.rejected;
   const { recordId, reason } = e.payload;
   if (!ARCHIVABLE.includes(g.current.status))
-    return { receipt: receipt(e, 'REJECTED', recordId, g.current.version, `record is ${g.current.status}`) };
+    return {
+      receipt: receiptOf(e, 'REJECTED', recordId, g.current.version, `record is ${g.current.status}`),
+    };
   const version = g.current.version + 1;
   const record = appendRevision(g.record, e.recordedAt, {
     ...g.current,
@@ -490,7 +475,7 @@ function archived(view: ProjectionView, e: EventOf<'RecordArchived'>): Effect {
     eventId: e.eventId,
     reason,
   });
-  return { record, receipt: receipt(e, 'ARCHIVED', recordId, version, reason) };
+  return { record, receipt: receiptOf(e, 'ARCHIVED', recordId, version, reason) };
 }
 
 function entityCreated(view: ProjectionView, e: EventOf<'EntityCreated'>): Effect {
@@ -517,7 +502,7 @@ function entityCreated(view: ProjectionView, e: EventOf<'EntityCreated'>): Effec
             : null,
         embedding: p.embedding,
       };
-  return { entity, receipt: receipt(e, 'ADMITTED', null, null, null) };
+  return { entity, receipt: receiptOf(e, 'ADMITTED', null, null, null) };
 }
 
 const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])].sort();
@@ -525,10 +510,10 @@ const union = (a: readonly string[], b: readonly string[]): string[] => [...new 
 function reinforced(view: ProjectionView, e: EventOf<'RecordReinforced'>): Effect {
   const p = e.payload;
   const r = view.record(e.tenant, p.recordId);
-  if (!r) return { receipt: receipt(e, 'REJECTED', p.recordId, null, 'record not found') };
+  if (!r) return { receipt: receiptOf(e, 'REJECTED', p.recordId, null, 'record not found') };
   const cur = currentRevision(r);
   if (['RETRACTED', 'REJECTED', 'ERASED', 'SUPERSEDED'].includes(cur.status)) {
-    return { receipt: receipt(e, 'REJECTED', p.recordId, cur.version, `record is ${cur.status}`) };
+    return { receipt: receiptOf(e, 'REJECTED', p.recordId, cur.version, `record is ${cur.status}`) };
   }
   // Provenance is a set union; confidence only goes up. The claim itself is unchanged: no new revision.
   const key = (x: SourceSpan) => `${x.episodeId}|${x.start}|${x.end}|${x.label ?? ''}`;
@@ -540,7 +525,7 @@ function reinforced(view: ProjectionView, e: EventOf<'RecordReinforced'>): Effec
     confidence: Math.max(r.confidence, p.confidence),
     reinforcements: r.reinforcements + 1,
   };
-  return { record, receipt: receipt(e, 'REINFORCED', p.recordId, cur.version, p.reason) };
+  return { record, receipt: receiptOf(e, 'REINFORCED', p.recordId, cur.version, p.reason) };
 }
 
 function candidateGuard(
@@ -551,7 +536,7 @@ function candidateGuard(
   if ('rejected' in g) return g;
   if (g.current.status !== 'CANDIDATE') {
     const why = `proposal is ${g.current.status}, not waiting for review`;
-    return { rejected: { receipt: receipt(e, 'CONFLICT', e.payload.recordId, g.current.version, why) } };
+    return { rejected: { receipt: receiptOf(e, 'CONFLICT', e.payload.recordId, g.current.version, why) } };
   }
   return g;
 }
@@ -576,14 +561,14 @@ function approved(view: ProjectionView, e: EventOf<'ProposalApproved'>): Effect 
   );
   const id = e.payload.recordId;
   if (d.kind === 'SELF')
-    return { receipt: receipt(e, 'REJECTED', id, g.current.version, describeApproval(d)) };
+    return { receipt: receiptOf(e, 'REJECTED', id, g.current.version, describeApproval(d)) };
   if (d.kind === 'AGAIN')
-    return { receipt: receipt(e, 'DUPLICATE', id, g.current.version, describeApproval(d)) };
+    return { receipt: receiptOf(e, 'DUPLICATE', id, g.current.version, describeApproval(d)) };
   const approvals = [...g.record.approvals, approval];
   if (d.kind === 'PARTIAL') {
     return {
       record: { ...g.record, approvals },
-      receipt: receipt(e, 'QUEUED', id, g.current.version, describeApproval(d)),
+      receipt: receiptOf(e, 'QUEUED', id, g.current.version, describeApproval(d)),
     };
   }
   const opened = appendRevision({ ...g.record, approvals, approvedAt: e.recordedAt }, e.recordedAt, {
@@ -600,7 +585,7 @@ function approved(view: ProjectionView, e: EventOf<'ProposalApproved'>): Effect 
   return {
     record: act.record,
     others: act.others,
-    receipt: receipt(e, act.outcome, id, version, act.reason),
+    receipt: receiptOf(e, act.outcome, id, version, act.reason),
   };
 }
 
@@ -616,13 +601,13 @@ function rejected(view: ProjectionView, e: EventOf<'ProposalRejected'>): Effect 
     changesetId: e.changesetId,
     reason: e.payload.reason,
   });
-  return { record, receipt: receipt(e, 'REJECTED', e.payload.recordId, version, e.payload.reason) };
+  return { record, receipt: receiptOf(e, 'REJECTED', e.payload.recordId, version, e.payload.reason) };
 }
 
 function episodeStored(view: ProjectionView, e: EventOf<'EpisodeStored'>): Effect {
   const p = e.payload;
   if (view.episode(e.tenant, p.episodeId)) {
-    return { receipt: receipt(e, 'DUPLICATE', null, null, 'episode already stored') };
+    return { receipt: receiptOf(e, 'DUPLICATE', null, null, 'episode already stored') };
   }
   const episode: EpisodeState = {
     tenant: e.tenant,
@@ -638,13 +623,13 @@ function episodeStored(view: ProjectionView, e: EventOf<'EpisodeStored'>): Effec
     flags: p.flags,
     recordedAt: e.recordedAt,
   };
-  return { episode, receipt: receipt(e, 'ADMITTED', null, null, null) };
+  return { episode, receipt: receiptOf(e, 'ADMITTED', null, null, null) };
 }
 
 function accessGranted(view: ProjectionView, e: EventOf<'AccessGranted'>): Effect {
   const p = e.payload;
   if (view.grant(e.tenant, p.grantId)) {
-    return { receipt: receipt(e, 'REJECTED', p.grantId, null, 'grant id already exists') };
+    return { receipt: receiptOf(e, 'REJECTED', p.grantId, null, 'grant id already exists') };
   }
   const grant: GrantState = {
     tenant: e.tenant,
@@ -658,17 +643,17 @@ function accessGranted(view: ProjectionView, e: EventOf<'AccessGranted'>): Effec
     revokedAt: null,
     revokeReason: null,
   };
-  return { grant, receipt: receipt(e, 'ADMITTED', p.grantId, null, `granted ${grant.namespace}`) };
+  return { grant, receipt: receiptOf(e, 'ADMITTED', p.grantId, null, `granted ${grant.namespace}`) };
 }
 
 function accessRevoked(view: ProjectionView, e: EventOf<'AccessRevoked'>): Effect {
   const g = view.grant(e.tenant, e.payload.grantId);
   const id = e.payload.grantId;
-  if (!g) return { receipt: receipt(e, 'REJECTED', id, null, 'grant not found') };
-  if (g.revokedAt) return { receipt: receipt(e, 'DUPLICATE', id, null, 'grant already revoked') };
+  if (!g) return { receipt: receiptOf(e, 'REJECTED', id, null, 'grant not found') };
+  if (g.revokedAt) return { receipt: receiptOf(e, 'DUPLICATE', id, null, 'grant already revoked') };
   return {
     grant: { ...g, revokedAt: e.recordedAt, revokeReason: e.payload.reason },
-    receipt: receipt(e, 'ADMITTED', id, null, 'revoked'),
+    receipt: receiptOf(e, 'ADMITTED', id, null, 'revoked'),
   };
 }
 
@@ -676,7 +661,7 @@ function accessRevoked(view: ProjectionView, e: EventOf<'AccessRevoked'>): Effec
 function feedbackRecorded(view: ProjectionView, e: EventOf<'FeedbackRecorded'>): Effect {
   const p = e.payload;
   const r = view.record(e.tenant, p.recordId);
-  if (!r) return { receipt: receipt(e, 'REJECTED', p.recordId, null, 'record not found') };
+  if (!r) return { receipt: receiptOf(e, 'REJECTED', p.recordId, null, 'record not found') };
   const who = `${e.principal.iss}|${e.principal.sub}`;
   const before = r.votes[who];
   const counts: { -readonly [K in keyof FeedbackCounts]: number } = { ...r.feedback };
@@ -688,7 +673,7 @@ function feedbackRecorded(view: ProjectionView, e: EventOf<'FeedbackRecorded'>):
     : `feedback ${p.verdict}`;
   return {
     record,
-    receipt: receipt(e, 'ADMITTED', p.recordId, currentRevision(r).version, reason),
+    receipt: receiptOf(e, 'ADMITTED', p.recordId, currentRevision(r).version, reason),
   };
 }
 

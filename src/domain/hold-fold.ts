@@ -1,6 +1,6 @@
-import type { EventOf, LedgerEvent } from './events.ts';
-import type { Effect, ProjectionView, Receipt } from './fold.ts';
-import type { Outcome } from './model.ts';
+import type { EventOf } from './events.ts';
+import type { Effect, ProjectionView } from './fold.ts';
+import { receiptOf } from './receipts.ts';
 
 /** A legal hold as projected: it blocks erasure of what it covers until released. */
 export interface HoldState {
@@ -20,7 +20,8 @@ export interface HoldState {
 
 export function holdPlaced(view: ProjectionView, e: EventOf<'HoldPlaced'>): Effect {
   const p = e.payload;
-  if (view.hold?.(e.tenant, p.holdId)) return { receipt: receipt(e, 'REJECTED', 'hold id already exists') };
+  if (view.hold?.(e.tenant, p.holdId))
+    return { receipt: receiptOf(e, 'REJECTED', null, null, 'hold id already exists') };
   const hold: HoldState = {
     tenant: e.tenant,
     id: p.holdId,
@@ -34,13 +35,13 @@ export function holdPlaced(view: ProjectionView, e: EventOf<'HoldPlaced'>): Effe
     releasedBy: null,
     releaseReason: null,
   };
-  return { hold, receipt: receipt(e, 'ADMITTED', `hold ${p.holdId} placed`) };
+  return { hold, receipt: receiptOf(e, 'ADMITTED', null, null, `hold ${p.holdId} placed`) };
 }
 
 export function holdReleased(view: ProjectionView, e: EventOf<'HoldReleased'>): Effect {
   const h = view.hold?.(e.tenant, e.payload.holdId);
-  if (!h) return { receipt: receipt(e, 'REJECTED', 'hold not found') };
-  if (h.releasedAt) return { receipt: receipt(e, 'DUPLICATE', 'hold already released') };
+  if (!h) return { receipt: receiptOf(e, 'REJECTED', null, null, 'hold not found') };
+  if (h.releasedAt) return { receipt: receiptOf(e, 'DUPLICATE', null, null, 'hold already released') };
   return {
     hold: {
       ...h,
@@ -48,20 +49,6 @@ export function holdReleased(view: ProjectionView, e: EventOf<'HoldReleased'>): 
       releasedBy: `${e.principal.iss}|${e.principal.sub}`,
       releaseReason: e.payload.reason,
     },
-    receipt: receipt(e, 'ADMITTED', `hold ${h.id} released`),
-  };
-}
-
-function receipt(e: LedgerEvent, outcome: Outcome, reason: string): Receipt {
-  return {
-    tenant: e.tenant,
-    idempotencyKey: e.idempotencyKey,
-    commandHash: e.commandHash,
-    eventId: e.eventId,
-    outcome,
-    recordId: null,
-    version: null,
-    reason,
-    recordedAt: e.recordedAt,
+    receipt: receiptOf(e, 'ADMITTED', null, null, `hold ${h.id} released`),
   };
 }
