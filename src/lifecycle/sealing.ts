@@ -8,6 +8,7 @@ import {
   type SealedPayload,
 } from '../domain/events.ts';
 import { merge, split } from '../domain/sealing.ts';
+import { unavailable } from '../domain/errors.ts';
 import type { KeyStore } from '../ports/key-store.ts';
 
 /**
@@ -40,8 +41,16 @@ export async function openEvent(bytes: Uint8Array | string, keys: KeyStore): Pro
   const sealed = p.wire.sealed;
   if (!sealed) return decodeRaw(p.raw);
   const key = await keys.forOpening(sealed.keyId);
-  // Key destroyed: the item was erased; its clear part (markers in place of the personal fields) is all there is.
-  if (!key) return decodeRaw(p.raw);
+  if (!key) {
+    // Key destroyed: the item was erased; its clear part (markers in place of the personal fields) is all
+    // there is. A key this store never held is another matter: a process bound to the wrong key store (or
+    // one restored without its keys) would otherwise project blanked records as if they had been erased.
+    // It is refused as retryable, so the projector stops at this event and resumes once the keys are there.
+    if ((await keys.state(sealed.keyId)) === 'DESTROYED') return decodeRaw(p.raw);
+    throw unavailable(
+      'a sealed event names a data key this key store does not hold: every process must share the key store (MUNINN_KEY_DIR)',
+    );
+  }
   let secret: unknown;
   try {
     secret = JSON.parse(unseal(key, sealed, p.wire.eventId));

@@ -167,6 +167,18 @@ describe('sealing the ledger', () => {
     expect(await openEvent(forged, keys)).toMatchObject({ ok: false });
   });
 
+  it('a key this store never held is refused as retryable UNAVAILABLE, never opened as if erased', async () => {
+    const sealedWith = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const elsewhere = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const [w] = await sealEvents(history().slice(0, 1), sealedWith);
+    const err = await openEvent(w!, elsewhere).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'UNAVAILABLE', retryable: true });
+    expect(String((err as Error).message)).toMatch(/MUNINN_KEY_DIR/);
+  });
+
   it('keys destroyed: the replay folds, with the tombstones, to exactly the live state', async () => {
     const keys = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
     const events = history();
