@@ -1,4 +1,4 @@
-import type { GraphStore } from '../ports/graph.ts';
+import type { Checkpoints } from '../ports/graph.ts';
 import type { ProjectionAwait } from '../ports/ledger.ts';
 
 /**
@@ -13,7 +13,7 @@ export class ProjectionWaiter implements ProjectionAwait {
   private polling = false;
 
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: Checkpoints,
     private readonly topic: string,
     private readonly pollMs = 5,
   ) {}

@@ -45,7 +45,7 @@ import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import { isConversationalRole, type Extractor, type EpisodeTurn } from '../ports/extractor.ts';
 import { turnContext, TURN_CONTEXT_EXT } from '../domain/turn-context.ts';
-import type { GraphStore, RecordView } from '../ports/graph.ts';
+import type { IngestLookups, RecordView } from '../ports/graph.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
 import { highWaterMark, scoreConfidence, sourceTrust } from './assess.ts';
@@ -82,7 +82,7 @@ export interface WriteReceipt {
 
 export interface WriteDeps {
   readonly ledger: Ledger;
-  readonly store: GraphStore;
+  readonly store: IngestLookups;
   readonly policy: Policy;
   readonly admission: AdmissionPolicy;
   readonly budget: WriteBudget;

@@ -10,7 +10,7 @@ import { holdsCovering } from '../domain/retention.ts';
 import { keyIdOf } from '../domain/sealing.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { ErasureItem, ErasureLookups, ErasureSelector, HoldView } from '../ports/erasure.ts';
-import type { GraphStore } from '../ports/graph.ts';
+import type { IngestLookups } from '../ports/graph.ts';
 import type { KeyStore } from '../ports/key-store.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
@@ -72,7 +72,7 @@ export interface ErasureDeps {
   readonly ledger: Pick<Ledger, 'append'>;
   readonly keys: KeyStore;
   readonly lookups: ErasureLookups;
-  readonly store: Pick<GraphStore, 'receiptsByPrefix'>;
+  readonly store: Pick<IngestLookups, 'receiptsByPrefix'>;
   readonly projection: ProjectionAwait;
   /** Verifies a second approver's token (same issuer and audience as every caller's). */
   readonly verifier: TokenVerifier;

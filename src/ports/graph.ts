@@ -166,14 +166,19 @@ export interface ArmQuery {
   readonly k: number;
 }
 
-export interface GraphStore {
-  migrate(): Promise<{ applied: string[] }>;
-  migrationsApplied(): Promise<boolean>;
-  ping(): Promise<void>;
+/** Where the projection stands on each partition of a topic (waiters and status read only this). */
+export interface Checkpoints {
+  checkpoints(topic: string): Promise<Checkpoint[]>;
+}
+
+/** The only writer of the graph: the projector (and a rebuild) fold events in one transaction per batch. */
+export interface ProjectionStore extends Checkpoints {
   /** Run `fn` in one write transaction (retried on transient errors, so `fn` must be repeatable). */
   projection<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T>;
-  checkpoints(topic: string): Promise<Checkpoint[]>;
-  receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;
+}
+
+/** Scoped reads of records, their history and relations, entities, the review queue and grants (the records service, analytics). */
+export interface RecordReads {
   record(scope: ReadScope, id: string, asOf?: AsOf): Promise<RecordView | undefined>;
   records(
     scope: ReadScope,
@@ -201,18 +206,6 @@ export interface GraphStore {
       type?: string | undefined;
     },
   ): Promise<EntityState | undefined>;
-  /**
-   * Candidates for relate, inside the caller's scope and the statement's overlapping namespaces (its
-   * ancestors and its subtree): statements about the same subject (exact, case-insensitive) and the
-   * nearest neighbours of `vector`. Observations are episodic and never candidates.
-   */
-  relateCandidates(
-    scope: ReadScope,
-    namespace: string,
-    subject: string,
-    vector: readonly number[] | null,
-    k: number,
-  ): Promise<RelatedCandidate[]>;
   /** A record's typed relations to other records, both directions (the other end is checked by the caller). */
   relations(
     scope: ReadScope,
@@ -226,19 +219,6 @@ export interface GraphStore {
       reason: string | null;
     }>
   >;
-  /**
-   * Whether any entity has this id in the tenant, visible or not. Only for choosing a new entity's id
-   * (never disclosed to the caller).
-   */
-  entityExists(tenant: string, id: string): Promise<boolean>;
-  /** Visible entities whose embedding is nearest to `vector` (cosine), in the scope's tenant. */
-  entityNeighbours(
-    scope: ReadScope,
-    vector: readonly number[],
-    k: number,
-  ): Promise<Array<EntityState & { cosine: number }>>;
-  /** Receipts of a command and of everything it produced (`key`, `key#…`). */
-  receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]>;
   /** Proposals waiting for review (CANDIDATE) in a namespace subtree, oldest first. */
   reviewQueue(
     scope: ReadScope,
@@ -246,7 +226,18 @@ export interface GraphStore {
     first: number,
     after: string | null,
   ): Promise<Page<Proposal>>;
-  /** Recall arms: ranked record ids, best first. */
+  /** Records by id inside the scope, as of `knownAt` (the revision current then; null = now), each with the visible ids it CONTRADICTS. */
+  recordsByIds(
+    scope: ReadScope,
+    ids: readonly string[],
+    knownAt?: string | null,
+  ): Promise<Array<RecordView & { contradicts: string[] }>>;
+  /** Every grant in the tenant (revoked ones too), newest first. */
+  grants(tenant: string): Promise<GrantState[]>;
+}
+
+/** Recall's candidate arms: ranked record ids, best first, every one filtered by the caller's scope before it is ranked. */
+export interface RecallArms extends Pick<RecordReads, 'findEntity' | 'recordsByIds'> {
   /** Fulltext matches the caller may see, best Lucene score first, at most `fetch` (ranked by the caller). */
   lexicalArm(
     q: ArmQuery,
@@ -260,17 +251,46 @@ export interface GraphStore {
   entitiesNamed(scope: ReadScope, phrases: readonly string[], limit: number): Promise<string[]>;
   /** Standing context inherited from the ancestor namespaces (constraints, norms, procedures, preferences). */
   scopeArm(q: ArmQuery): Promise<string[]>;
-  /** Records by id inside the scope, as of `knownAt` (the revision current then; null = now), each with the visible ids it CONTRADICTS. */
-  recordsByIds(
+}
+
+/** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
+export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'> {
+  receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;
+  /** Receipts of a command and of everything it produced (`key`, `key#…`). */
+  receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]>;
+  /**
+   * Whether any entity has this id in the tenant, visible or not. Only for choosing a new entity's id
+   * (never disclosed to the caller).
+   */
+  entityExists(tenant: string, id: string): Promise<boolean>;
+  /** Visible entities whose embedding is nearest to `vector` (cosine), in the scope's tenant. */
+  entityNeighbours(
     scope: ReadScope,
-    ids: readonly string[],
-    knownAt?: string | null,
-  ): Promise<Array<RecordView & { contradicts: string[] }>>;
+    vector: readonly number[],
+    k: number,
+  ): Promise<Array<EntityState & { cosine: number }>>;
+  /**
+   * Candidates for relate, inside the caller's scope and the statement's overlapping namespaces (its
+   * ancestors and its subtree): statements about the same subject (exact, case-insensitive) and the
+   * nearest neighbours of `vector`. Observations are episodic and never candidates.
+   */
+  relateCandidates(
+    scope: ReadScope,
+    namespace: string,
+    subject: string,
+    vector: readonly number[] | null,
+    k: number,
+  ): Promise<RelatedCandidate[]>;
   grant(tenant: string, id: string): Promise<GrantState | undefined>;
-  /** Every grant in the tenant (revoked ones too), newest first. */
-  grants(tenant: string): Promise<GrantState[]>;
   /** Every grant any of these grantees (`iss|sub`) ever held in the tenant, revoked ones included. */
   grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]>;
+}
+
+/** Operating the database: migrations, health, the test-database mark, the state hash, wipe and close. Only the composition root, the CLI and a rebuild hold it. */
+export interface GraphAdmin {
+  migrate(): Promise<{ applied: string[] }>;
+  migrationsApplied(): Promise<boolean>;
+  ping(): Promise<void>;
   /** Whether an operator marked this database as a test database (golden-set seeding requires it). */
   isTestDatabase(): Promise<boolean>;
   markTestDatabase(marked: boolean): Promise<void>;
@@ -280,3 +300,9 @@ export interface GraphStore {
   wipe(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * Every role at once: only the Neo4j adapter implements it and only the composition root (main.ts) holds
+ * it. A use case receives the roles it uses, so "reads never write" is a property of the types.
+ */
+export interface GraphStore extends ProjectionStore, RecordReads, RecallArms, IngestLookups, GraphAdmin {}

@@ -1,7 +1,7 @@
 import { decodeEvent, type DecodeResult, type LedgerEvent } from '../domain/events.ts';
 import { MemoryState } from '../domain/memory-state.ts';
 import { isMuninnError } from '../domain/errors.ts';
-import type { GraphStore, StateKeys } from '../ports/graph.ts';
+import type { ProjectionStore, ProjectionTx, StateKeys } from '../ports/graph.ts';
 import type { DeadLetter, LedgerMessage } from '../ports/ledger.ts';
 
 /**
@@ -11,7 +11,7 @@ import type { DeadLetter, LedgerMessage } from '../ports/ledger.ts';
  * leaves either all of a batch or none of it.
  */
 export interface ApplyDeps {
-  readonly store: GraphStore;
+  readonly store: ProjectionStore;
   readonly topic: string;
   readonly deadLetter: (d: DeadLetter) => Promise<void>;
   /** Bytes → event, opening sealed payloads (lifecycle/sealing.ts); without it a sealed event is dead-lettered. */
@@ -111,7 +111,7 @@ async function applyOneByOne(
 }
 
 async function foldInto(
-  tx: Parameters<Parameters<GraphStore['projection']>[0]>[0],
+  tx: ProjectionTx,
   topic: string,
   partition: number,
   decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
@@ -171,7 +171,7 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
 }
 
 /** Loads the keys, then the targets of the loaded records' relations (an approval activates them). */
-async function loadWithTargets(tx: Parameters<Parameters<GraphStore['projection']>[0]>[0], keys: StateKeys) {
+async function loadWithTargets(tx: ProjectionTx, keys: StateKeys) {
   const first = await tx.load(keys);
   const have = new Set(first.records.map((r) => k(r.tenant, r.id)));
   const targets = new Map<string, { tenant: string; id: string }>();

@@ -1,4 +1,4 @@
-import type { GraphStore } from '../ports/graph.ts';
+import type { ProjectionStore } from '../ports/graph.ts';
 import type { Ledger, LedgerSubscription } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
@@ -13,7 +13,7 @@ export type ProjectorState =
 
 export interface ProjectorOptions {
   readonly ledger: Ledger;
-  readonly store: GraphStore;
+  readonly store: ProjectionStore;
   readonly topic: string;
   readonly groupId: string;
   readonly sessionTimeoutMs: number;

@@ -1,4 +1,4 @@
-import type { GraphStore } from '../ports/graph.ts';
+import type { GraphAdmin, ProjectionStore } from '../ports/graph.ts';
 import type { Ledger } from '../ports/ledger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
 
@@ -17,7 +17,7 @@ export interface RebuildReport {
  */
 export async function rebuild(
   ledger: Ledger,
-  store: GraphStore,
+  store: ProjectionStore & Pick<GraphAdmin, 'migrate' | 'stateHash' | 'wipe'>,
   topic: string,
   batchMax: number,
   progress: (events: number) => void = () => undefined,

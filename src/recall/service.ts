@@ -6,7 +6,7 @@ import type { Policy } from '../domain/policy.ts';
 import { principalKey, type Principal } from '../domain/principal.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { ArmQuery, GraphStore, RecordView } from '../ports/graph.ts';
+import type { ArmQuery, RecallArms, RecordView } from '../ports/graph.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
 import { renderEnvelope } from './envelope.ts';
@@ -45,7 +45,7 @@ export interface RecallResult {
 }
 
 export interface RecallDeps {
-  readonly store: GraphStore;
+  readonly store: RecallArms;
   readonly policy: Policy;
   readonly embedder: Embedder;
   readonly clock: Clock;

@@ -10,7 +10,7 @@ import type {
   RecordCounts,
   RecordLink,
 } from '../ports/analytics.ts';
-import type { AsOf, GraphStore, Page, RecordQuery, RecordView } from '../ports/graph.ts';
+import type { AsOf, Page, RecordQuery, RecordReads, RecordView } from '../ports/graph.ts';
 
 /**
  * Competency queries for analysts (complete, not ranked). Each takes the caller's ReadScope from the one
@@ -18,7 +18,7 @@ import type { AsOf, GraphStore, Page, RecordQuery, RecordView } from '../ports/g
  */
 export class AnalyticsService {
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: Pick<RecordReads, 'entities' | 'recordsByIds'>,
     private readonly reads: AnalyticsReads,
     private readonly policy: Policy,
   ) {}

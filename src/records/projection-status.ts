@@ -1,4 +1,4 @@
-import type { GraphStore } from '../ports/graph.ts';
+import type { Checkpoints } from '../ports/graph.ts';
 import type { Ledger } from '../ports/ledger.ts';
 
 export interface PartitionLag {
@@ -31,7 +31,7 @@ export const projectionViewFor = (s: ProjectionStatus, admin: boolean): Projecti
 /** Lag per partition = messages on the topic that the graph's checkpoint does not yet cover. */
 export async function projectionStatus(
   ledger: Ledger,
-  store: GraphStore,
+  store: Checkpoints,
   topic: string,
   projectorHealthy: () => boolean,
 ): Promise<ProjectionStatus> {

@@ -7,7 +7,7 @@ import type { Policy } from '../domain/policy.ts';
 import { hasScope, type Principal, type Reader } from '../domain/principal.ts';
 import type {
   AsOf,
-  GraphStore,
+  RecordReads,
   Page,
   Proposal,
   RecordQuery,
@@ -22,7 +22,7 @@ const readNamespace = (namespace: string): string => parseCommand(NamespaceFilte
 /** The read side of records: every read takes the caller's ReadScope into its query. */
 export class RecordsService {
   constructor(
-    private readonly store: GraphStore,
+    private readonly store: RecordReads,
     private readonly policy: Policy,
   ) {}
 
@@ -57,7 +57,7 @@ export class RecordsService {
   }
 
   async entity(principal: Reader, ref: unknown): Promise<EntityState | undefined> {
-    // Only among the entities the caller may see (see GraphStore.entities): a hidden entity with the
+    // Only among the entities the caller may see (see RecordReads.entities): a hidden entity with the
     // same alias neither answers nor shadows a visible one.
     const scope = await this.policy.readScope(principal, principal.purpose);
     return this.store.findEntity(scope, parseCommand(EntityRef, ref));
