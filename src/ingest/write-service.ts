@@ -5,12 +5,10 @@ import {
   decideApprove,
   decideFeedback,
   decideGrant,
-  decidePropose,
   decideReject,
   decideRetract,
   decideRevise,
   decideRevoke,
-  entityIdFor,
   envelope,
   EpisodeCommand,
   FeedbackCommand,
@@ -23,22 +21,12 @@ import {
   ReviseCommand,
   RevokeAccessCommand,
   type DecideContext,
-  type EntityRef,
-  type ResolvedEntity,
 } from '../domain/commands.ts';
-import { readableWherever } from '../domain/access.ts';
-import { admit, type AdmissionPolicy } from '../domain/admission.ts';
+import type { AdmissionPolicy } from '../domain/admission.ts';
 import { badInput, conflict, forbidden, MuninnError, notFound } from '../domain/errors.ts';
-import { LedgerEvent, type EmbeddingCache } from '../domain/events.ts';
+import { LedgerEvent } from '../domain/events.ts';
 import type { Receipt } from '../domain/fold.ts';
-import {
-  Statement,
-  type Outcome,
-  type RecordClass,
-  type Sensitivity,
-  type SourceSpan,
-  type TimeSource,
-} from '../domain/model.ts';
+import type { Outcome, RecordClass, Sensitivity } from '../domain/model.ts';
 import type { Policy, ReadScope } from '../domain/policy.ts';
 import { hasScope, principalKey, type Principal } from '../domain/principal.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
@@ -48,11 +36,12 @@ import { turnContext, TURN_CONTEXT_EXT } from '../domain/turn-context.ts';
 import type { IngestLookups, RecordView } from '../ports/graph.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
-import { highWaterMark, scoreConfidence, sourceTrust } from './assess.ts';
+import { highWaterMark } from './assess.ts';
 import type { WriteBudget } from './budget.ts';
-import { mayMerge } from './entity-match.ts';
 import { canonicalText, resolveTime } from './normalize.ts';
-import { classify, type RelateCandidate } from './relate.ts';
+import { gather } from './gather.ts';
+import { gate, OBSERVATION, plan, type Draft, type PlanCommand } from './plan.ts';
+import { StageTimes } from './stage-times.ts';
 import {
   findingsOf,
   screenCommand,
@@ -102,31 +91,11 @@ export interface WriteDeps {
   readonly awaitTimeoutMs: number;
 }
 
-/** One statement on its way in, from a proposal or extracted from an episode. */
-interface Draft {
-  readonly index: number;
-  readonly class: RecordClass;
-  readonly statement: Statement;
-  readonly about: readonly EntityRef[];
-  readonly sources: readonly SourceSpan[];
-  readonly validFrom: string;
-  readonly validTo: string | null;
-  readonly timeSource: TimeSource;
-  readonly sensitivity: Sensitivity;
-  readonly flags: readonly string[];
-  readonly extractionConfidence: number;
-  readonly rationale: string | null;
-  readonly ext: Readonly<Record<string, unknown>>;
-  readonly source: string | null;
-}
-
 interface Planned {
   readonly events: LedgerEvent[];
   /** Drafts refused before the ledger, with their reasons. */
   readonly refused: WriteReceipt[];
 }
-
-const OBSERVATION: RecordClass = 'OBSERVATION';
 
 /**
  * The write side: every path in (a proposal, an episode, a revision, a review decision) becomes ledger
@@ -134,6 +103,8 @@ const OBSERVATION: RecordClass = 'OBSERVATION';
  * label → score → admit — whose decisions are recorded in the events, then (optionally) waits for the
  * projection and answers with the real outcome.
  */
+export { StageTimes };
+
 export class WriteService {
   /** The stage times of the latest episode (for the ingest benchmark). */
   lastTimes: StageTimes | undefined;
@@ -453,250 +424,33 @@ export class WriteService {
 
   // ── the pipeline ──────────────────────────────────────────────────────────────────────────────
 
-  /** embed → resolve → relate → label → score → admit, for a batch of drafts of one command. */
+  /** gather → decide for a batch of drafts of one command: the events to append, and the refusals. */
   private async plan(
     ctx: DecideContext,
     scope: ReadScope,
-    cmd: {
-      namespace: string;
-      purpose: string;
-      idempotencyKey: string;
-      changesetId?: string | undefined;
-      review?: boolean | undefined;
-    },
+    cmd: PlanCommand,
     hash: string,
     drafts: readonly Draft[],
     episodeId: string | null,
     suffixPrefix: string,
     times: StageTimes = new StageTimes(),
   ): Promise<Planned> {
-    const refused: WriteReceipt[] = [];
-    const { maxTextChars, minTextChars } = this.d.admission.gates;
-    const kept = drafts.filter((dr) => {
-      const n = dr.statement.text.length;
-      if (n > maxTextChars || n < minTextChars) {
-        refused.push(
-          refusal(
-            `statement ${dr.index}: ${n > maxTextChars ? `longer than ${maxTextChars}` : `shorter than ${minTextChars}`} characters (quality gate)`,
-          ),
-        );
-        return false;
-      }
-      // The statement must be what the ledger accepts (non-empty parts within their limits).
-      const shape = Statement.safeParse(dr.statement);
-      if (!shape.success) {
-        const problems = shape.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-        refused.push(refusal(`statement ${dr.index}: malformed (${problems})`));
-        return false;
-      }
-      return true;
-    });
-    const names = [
-      ...new Set(kept.flatMap((dr) => dr.about.map((a) => a.alias ?? a.externalId ?? '').filter(Boolean))),
-    ];
-    // An observation is embedded as "speaker: text": questions name who said it.
-    const embedText = (dr: Draft) =>
-      dr.class === OBSERVATION ? `${dr.statement.subject}: ${dr.statement.text}` : dr.statement.text;
-    const vectors = await times.time('embed', () =>
-      this.d.embedder.embed([...kept.map(embedText), ...names]),
-    );
-    const cache = (v: Float32Array | undefined): EmbeddingCache | null =>
-      v ? { modelId: this.d.embedder.modelId, vector: [...v] } : null;
-    const nameVector = new Map(names.map((n, i) => [n, vectors[kept.length + i]]));
-
-    const events: LedgerEvent[] = [];
-    const fresh: Array<
-      RelateCandidate & { vector: Float32Array | undefined; subjectKey: string; sensitivity: Sensitivity }
-    > = [];
-    const resolvedCache = new Map<string, Resolution>();
-    const trust = (dr: Draft) => sourceTrust(ctx.principal, dr.source, dr.ext['muninn:verified'] === true);
-
-    for (const [i, dr] of kept.entries()) {
-      const vector = vectors[i];
-      const suffix = suffixPrefix ? `${suffixPrefix}${dr.index}` : '';
-      const confidence = scoreConfidence(trust(dr), dr.extractionConfidence, 0);
-      const isObservation = dr.class === OBSERVATION;
-
-      // Relate (observations are episodic: they are never merged, contested or superseded).
-      let decision: ReturnType<typeof classify> = { kind: 'INDEPENDENT' };
-      if (!isObservation) {
-        const stored = await times.time('relate', () =>
-          this.d.store.relateCandidates(
-            scope,
-            cmd.namespace,
-            dr.statement.subject,
-            vector ? [...vector] : null,
-            8,
-          ),
-        );
-        const local = fresh
-          .filter((f) => f.subjectKey === dr.statement.subject.trim().toLowerCase() || (vector && f.vector))
-          .map((f) => ({ ...f, cosine: vector && f.vector ? dot(vector, f.vector) : null }));
-        // Candidates are the writer's visible records (the scope above); a duplicate may reinforce only
-        // a record whose readers may all read this statement (its sources are attached to it).
-        const mine = { namespace: cmd.namespace, sensitivity: dr.sensitivity };
-        const candidates = [
-          ...stored.filter((c) => c.class !== OBSERVATION),
-          ...local.map((f) => ({ ...f, namespace: cmd.namespace })),
-        ].map((c) => ({ ...c, reinforceable: readableWherever(mine, c) }));
-        decision = classify(dr.statement, candidates);
-      }
-      if (decision.kind === 'DUPLICATE') {
-        const target = decision.target;
-        events.push({
-          ...envelope(ctx, cmd, cmd.namespace, hash, suffix),
-          type: 'RecordReinforced',
-          schemaVersion: 1,
-          payload: {
-            recordId: target,
-            sources: [...dr.sources],
-            confidence: Math.min(0.99, confidence + 0.05),
-            reason: decision.reason,
-          },
-        });
-        continue;
-      }
-
-      // Resolve entities: exact alias or external id, then embedding neighbours; below the merge
-      // threshold a new entity with a tentative SAME_AS for review.
-      const resolved: ResolvedEntity[] = [];
-      const sameAs = new Map<string, { entityId: string; confidence: number }>();
-      const entityEmbeddings = new Map<string, EmbeddingCache>();
-      for (const ref of dr.about) {
-        const name = ref.alias ?? ref.externalId ?? '';
-        const key = `${ref.type ?? ''}\u0000${name.toLowerCase()}\u0000${ref.id ?? ''}`;
-        let r = resolvedCache.get(key);
-        if (!r) {
-          r = await times.time('resolve', () => this.resolveEntity(ctx, scope, ref, nameVector.get(name)));
-          resolvedCache.set(key, r);
-        }
-        resolved.push({ ref, existingId: r.existingId, newId: r.newId });
-        if (!r.existingId && name) {
-          const id = r.newId ?? entityIdFor(ctx.principal.tenant, ref.type, name);
-          const v = cache(nameVector.get(name));
-          if (v) entityEmbeddings.set(id, v);
-          if (r.sameAs) sameAs.set(id, r.sameAs);
-          // Later drafts in this batch find the entity as existing.
-          resolvedCache.set(key, { existingId: id });
-        }
-      }
-
-      const admitted = admit(this.d.admission, {
-        namespace: cmd.namespace,
-        class: dr.class,
-        sensitivity: dr.sensitivity,
-        confidence,
-        flags: dr.flags,
-        writerIsAgent: ctx.principal.actors.length > 0,
-      });
-      // A writer may ask for every statement to wait for a reviewer (the curator's drafts do).
-      const status = cmd.review
-        ? {
-            status: 'CANDIDATE' as const,
-            reasons: [...admitted.reasons, 'review:requested — the writer asked for review (draft)'],
-          }
-        : admitted;
-      const proposeCmd: ProposeCommand = {
-        namespace: cmd.namespace,
-        class: dr.class,
-        statement: dr.statement,
-        about: [...dr.about],
-        sources: [...dr.sources],
-        validFrom: dr.validFrom,
-        ...(dr.validTo ? { validTo: dr.validTo } : {}),
-        sensitivity: dr.sensitivity,
-        ...(dr.rationale ? { rationale: dr.rationale } : {}),
-        purpose: cmd.purpose,
-        idempotencyKey: cmd.idempotencyKey,
-        ...(cmd.changesetId ? { changesetId: cmd.changesetId } : {}),
-        ext: { ...dr.ext },
-      };
-      const produced = decidePropose(ctx, proposeCmd, resolved, {
-        status: status.status,
-        confidence,
-        relation:
-          decision.kind === 'INDEPENDENT'
-            ? null
-            : {
-                kind: decision.kind,
-                target: decision.target,
-                confidence: decision.confidence,
-                reason: decision.reason,
-              },
-        reviewReasons: status.reasons,
-        flags: dr.flags,
-        embedding: cache(vector),
-        entityEmbeddings,
+    const { kept, refused } = gate(drafts, this.d.admission.gates);
+    const facts = await gather(this.d, scope, cmd.namespace, kept, times);
+    const events = plan(
+      {
+        ctx,
+        cmd,
+        hash,
+        drafts: kept,
         episodeId,
-        timeSource: dr.timeSource,
-        sameAs,
-        keySuffix: suffix,
-      });
-      // decidePropose hashes the per-statement command; all events of one command share its hash.
-      for (const e of produced) events.push({ ...e, commandHash: hash });
-      const proposed = produced[produced.length - 1];
-      if (proposed?.type === 'RecordProposed' && !isObservation) {
-        fresh.push({
-          id: proposed.payload.recordId,
-          subject: dr.statement.subject,
-          predicate: dr.statement.predicate,
-          object: dr.statement.object,
-          text: dr.statement.text,
-          status: status.status,
-          cosine: null,
-          vector,
-          subjectKey: dr.statement.subject.trim().toLowerCase(),
-          sensitivity: dr.sensitivity,
-        });
-      }
-    }
-    return { events, refused };
-  }
-
-  /**
-   * Resolve an entity reference among the entities the writer may see (the read path's visibility
-   * predicate, under the command's scope): exact id, external id or alias, then embedding neighbours;
-   * below the merge threshold a new entity with a tentative SAME_AS. An entity the writer cannot see is
-   * never merged into, linked to or named, and an id it cannot see is refused exactly like one that
-   * does not exist.
-   */
-  private async resolveEntity(
-    ctx: DecideContext,
-    scope: ReadScope,
-    ref: EntityRef,
-    vector: Float32Array | undefined,
-  ): Promise<Resolution> {
-    const exact = await this.d.store.findEntity(scope, ref);
-    if (exact) return { existingId: exact.id };
-    if (ref.id) throw badInput(`no entity with id ${ref.id}`);
-    const [best] = vector ? await this.d.store.entityNeighbours(scope, [...vector], 1) : [];
-    const sameType = !ref.type || !best?.type || ref.type === best.type;
-    if (
-      best &&
-      best.cosine >= MERGE_THRESHOLD &&
-      sameType &&
-      mayMerge(ref.alias ?? ref.externalId ?? '', best)
-    )
-      return { existingId: best.id };
-    const sameAs =
-      best && best.cosine >= SAME_AS_THRESHOLD
-        ? { sameAs: { entityId: best.id, confidence: Math.round(best.cosine * 1000) / 1000 } }
-        : {};
-    return { ...sameAs, ...(await this.newEntityId(ctx, scope, ref)) };
-  }
-
-  /**
-   * A new entity's id is the deterministic one of (tenant, type, name), so that writers converge —
-   * unless an entity the writer may not see already has it: creating "the same" entity would merge
-   * into it and show the writer its aliases and external ids through the writer's own record. The
-   * writer then gets an entity of its own, with a fresh id recorded in the event.
-   */
-  private async newEntityId(ctx: DecideContext, scope: ReadScope, ref: EntityRef): Promise<Resolution> {
-    const id = entityIdFor(scope.tenant, ref.type, ref.alias ?? ref.externalId ?? '');
-    if (!(await this.d.store.entityExists(scope.tenant, id))) return {};
-    // A visible one the alias lookup missed (e.g. the type spelled in another case): converge on it.
-    if (await this.d.store.findEntity(scope, { id })) return { existingId: id };
-    return { newId: ctx.newId() };
+        suffixPrefix,
+        admission: this.d.admission,
+        modelId: this.d.embedder.modelId,
+      },
+      facts,
+    );
+    return { events, refused: refused.map(refusal) };
   }
 
   // ── commit and receipts ───────────────────────────────────────────────────────────────────────
@@ -855,34 +609,6 @@ export class WriteService {
   }
 }
 
-/** Where a write's time went, per stage, for the log line and the ingest benchmark. */
-export class StageTimes {
-  readonly ms: Record<string, number> = {};
-  async time<T>(stage: string, fn: () => Promise<T> | T): Promise<T> {
-    const t0 = performance.now();
-    try {
-      return await fn();
-    } finally {
-      this.add(stage, performance.now() - t0);
-    }
-  }
-  add(stage: string, ms: number): void {
-    this.ms[stage] = (this.ms[stage] ?? 0) + ms;
-  }
-  rounded(): Record<string, number> {
-    return Object.fromEntries(Object.entries(this.ms).map(([k, v]) => [k, Math.round(v * 10) / 10]));
-  }
-}
-
-/** How an entity reference resolved: an existing entity, or a new one (its id when not the default). */
-interface Resolution {
-  readonly existingId?: string;
-  readonly newId?: string;
-  readonly sameAs?: { entityId: string; confidence: number };
-}
-
-const MERGE_THRESHOLD = 0.92;
-const SAME_AS_THRESHOLD = 0.75;
 const CHUNK = 2000;
 
 function chunk(start: number, end: number): Array<{ start: number; end: number }> {
@@ -892,12 +618,6 @@ function chunk(start: number, end: number): Array<{ start: number; end: number }
 }
 
 const stmtIndex = (r: Receipt): number => Number(/#stmt:(\d+)$/.exec(r.idempotencyKey)?.[1] ?? 0);
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-}
 
 const refusal = (reason: string): WriteReceipt => ({
   outcome: 'REJECTED',

@@ -253,6 +253,34 @@ export interface RecallArms extends Pick<RecordReads, 'findEntity' | 'recordsByI
   scopeArm(q: ArmQuery): Promise<string[]>;
 }
 
+/** One relate lookup of a batch: a statement's subject and its embedding. */
+export interface RelateQuery {
+  readonly subject: string;
+  readonly vector: readonly number[] | null;
+}
+
+/** One entity reference of a batch, with its name's embedding and the id a new entity of it would get. */
+export interface EntityProbe {
+  readonly id?: string | undefined;
+  readonly alias?: string | undefined;
+  readonly externalId?: string | undefined;
+  readonly type?: string | undefined;
+  readonly vector: readonly number[] | null;
+  readonly defaultId: string;
+}
+
+/** What the graph knows of one probe, all among the entities the writer may see (but `defaultIdTaken`). */
+export interface EntityFacts {
+  /** The first visible entity with the probe's id, external id, or name/alias (of a compatible type). */
+  readonly exact: EntityState | null;
+  /** The visible entity whose embedding is nearest to the probe's vector (cosine), if any. */
+  readonly nearest: (EntityState & { cosine: number }) | null;
+  /** Whether any entity, visible or not, already has `defaultId` (never disclosed to the caller). */
+  readonly defaultIdTaken: boolean;
+  /** Whether that entity is one the writer may see. */
+  readonly defaultIdVisible: boolean;
+}
+
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
 export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'> {
   receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;
@@ -281,6 +309,15 @@ export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'
     vector: readonly number[] | null,
     k: number,
   ): Promise<RelatedCandidate[]>;
+  /** `relateCandidates` for every query of a request in one round trip; the answer is in query order. */
+  relateCandidatesMany(
+    scope: ReadScope,
+    namespace: string,
+    queries: readonly RelateQuery[],
+    k: number,
+  ): Promise<RelatedCandidate[][]>;
+  /** Everything entity resolution needs to know of every probe of a request, in one round trip, in order. */
+  entityFacts(scope: ReadScope, probes: readonly EntityProbe[]): Promise<EntityFacts[]>;
   grant(tenant: string, id: string): Promise<GrantState | undefined>;
   /** Every grant any of these grantees (`iss|sub`) ever held in the tenant, revoked ones included. */
   grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]>;

@@ -21,6 +21,8 @@ import type {
   ArmQuery,
   AsOf,
   Checkpoint,
+  EntityFacts,
+  EntityProbe,
   GraphStore,
   LoadedState,
   Page,
@@ -31,6 +33,7 @@ import type {
   RecordQuery,
   RecordView,
   RelatedCandidate,
+  RelateQuery,
   RevisionView,
   StateKeys,
 } from '../../ports/graph.ts';
@@ -38,6 +41,7 @@ import type { Approval } from '../../domain/review.ts';
 import type { HoldState } from '../../domain/hold-fold.ts';
 import { relType, type CypherExecutor, type Tx } from './executor.ts';
 import { terms as lexicalTerms, type LexicalCandidate } from '../../recall/lexical.ts';
+import { entityFacts, relateCandidatesMany } from './ingest-batch.ts';
 import { withMigrationLock } from './migration-lock.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
 import { scopeClause, scopeTerms } from './scope-terms.ts';
@@ -81,7 +85,7 @@ export const SCOPE_WHERE = scopeWhere('n');
  * entity. Entity names, aliases and external ids from a namespace the caller may not read are not
  * disclosed — nor used to resolve, link or anchor what the caller writes or asks.
  */
-const entityVisible = (e: string) => `${e}.tenant = $tenant
+export const entityVisible = (e: string) => `${e}.tenant = $tenant
   AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = $allLabels)
        OR EXISTS { MATCH (${e})<-[:ABOUT]-(n:Record) WHERE ${SCOPE_WHERE} })`;
 
@@ -394,6 +398,19 @@ export class Neo4jGraphStore implements GraphStore {
       });
     }
     return [...out.values()];
+  }
+
+  relateCandidatesMany(
+    scope: ReadScope,
+    namespace: string,
+    queries: readonly RelateQuery[],
+    k: number,
+  ): Promise<RelatedCandidate[][]> {
+    return relateCandidatesMany(this.db, scope, namespace, queries, k);
+  }
+
+  entityFacts(scope: ReadScope, probes: readonly EntityProbe[]): Promise<EntityFacts[]> {
+    return entityFacts(this.db, scope, probes);
   }
 
   async relations(
@@ -1275,7 +1292,7 @@ export function toRevisionView(v: Props): RevisionView {
   };
 }
 
-function toEntity(p: Props, sameAs: EntityState['sameAs'] = null): EntityState {
+export function toEntity(p: Props, sameAs: EntityState['sameAs'] = null): EntityState {
   return {
     tenant: str(p['tenant']),
     id: str(p['id']),

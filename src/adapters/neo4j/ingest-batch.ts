@@ -1,0 +1,183 @@
+import type { Record as Neo4jRecord } from 'neo4j-driver';
+import { namespaceChain, type RecordClass, type RecordStatus, type Sensitivity } from '../../domain/model.ts';
+import type { ReadScope } from '../../domain/policy.ts';
+import type { EntityFacts, EntityProbe, RelatedCandidate, RelateQuery } from '../../ports/graph.ts';
+import type { CypherExecutor } from './executor.ts';
+import { entityVisible, SCOPE_WHERE, scopeParams, toEntity } from './graph-store.ts';
+
+/**
+ * The write path's lookups for a whole request at once (ingest's "gather" step): one round trip per kind
+ * however many statements an episode yields, where the pipeline used to ask per statement and per
+ * entity in turn. Each query UNWINDs the request's items and runs the per-item lookup in a scoped
+ * subquery, so every item gets exactly the answer it would get alone, under the same scope predicate.
+ */
+
+// A function, not a constant: graph-store.ts and this module import each other.
+const relateWhere = (): string => `${SCOPE_WHERE} AND n.class <> 'OBSERVATION'
+  AND n.status IN ['ACTIVE', 'CONTESTED', 'CANDIDATE']
+  AND (n.namespace IN $chain OR n.namespace STARTS WITH $ns + '/')`;
+
+const RELATE_RETURN = `RETURN q.i AS i, n.id AS id, n.namespace AS namespace, n.sensitivity AS sensitivity,
+  n.class AS class, n.subject AS subject, n.predicate AS predicate, n.object AS object, n.text AS text,
+  n.status AS status, n.version AS version, n.confidence AS confidence, score`;
+
+export async function relateCandidatesMany(
+  db: CypherExecutor,
+  scope: ReadScope,
+  namespace: string,
+  queries: readonly RelateQuery[],
+  k: number,
+): Promise<RelatedCandidate[][]> {
+  if (queries.length === 0) return [];
+  const params = { ...scopeParams(scope), ns: namespace, chain: namespaceChain(namespace), k };
+  const qs = queries.map((q, i) => ({ i, subjectKey: q.subject.trim().toLowerCase() }));
+  const withVector = queries.flatMap((q, i) => (q.vector ? [{ i, vector: [...q.vector] }] : []));
+  const bySubject = db.read(
+    'relate.bySubjectMany',
+    `UNWIND $qs AS q
+     CALL (q) {
+       MATCH (n:Record {tenant: $tenant, subjectKey: q.subjectKey}) WHERE ${relateWhere()}
+       WITH n ORDER BY n.createdAt DESC LIMIT toInteger($k)
+       RETURN n, null AS score
+     }
+     ${RELATE_RETURN}`,
+    { ...params, qs },
+  );
+  // The ANN index answers before any WHERE: over-fetch, and where that leaves fewer than k inside the
+  // scope (the entitled set is small next to everything else), score that query's scoped records exactly.
+  const byVector = withVector.length
+    ? db.read(
+        'relate.byVectorMany',
+        `UNWIND $qs AS q
+         CALL (q) {
+           CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), q.vector) YIELD node AS n, score
+           WHERE ${relateWhere()}
+           WITH n, score ORDER BY score DESC LIMIT toInteger($k)
+           RETURN n, score
+         }
+         ${RELATE_RETURN}`,
+        { ...params, qs: withVector, fetch: Math.max(100, k * 20) },
+      )
+    : null;
+  const [subjectRows, vectorRes] = await Promise.all([bySubject, byVector]);
+  const vectorRows = vectorRes?.records ?? [];
+  const found = new Map<number, number>();
+  for (const r of vectorRows) found.set(Number(r.get('i')), (found.get(Number(r.get('i'))) ?? 0) + 1);
+  const short = withVector.filter((q) => (found.get(q.i) ?? 0) < k);
+  const exact = short.length
+    ? (
+        await db.read(
+          'relate.byVectorExactMany',
+          `UNWIND $qs AS q
+           CALL (q) {
+             MATCH (n:Record {tenant: $tenant}) WHERE ${relateWhere()} AND n.embedding IS NOT NULL
+             WITH n, vector.similarity.cosine(n.embedding, q.vector) AS score
+             ORDER BY score DESC LIMIT toInteger($k)
+             RETURN n, score
+           }
+           ${RELATE_RETURN}`,
+          { ...params, qs: short },
+        )
+      ).records
+    : [];
+  const shortIds = new Set(short.map((q) => q.i));
+  const rows = [
+    ...subjectRows.records,
+    ...vectorRows.filter((r) => !shortIds.has(Number(r.get('i')))),
+    ...exact,
+  ];
+  const out = queries.map(() => new Map<string, RelatedCandidate>());
+  for (const r of rows) {
+    const byId = out[Number(r.get('i'))]!;
+    const c = toRelated(r, byId);
+    byId.set(c.id, c);
+  }
+  return out.map((m) => [...m.values()]);
+}
+
+/** A candidate row; a subject match keeps the cosine its vector match found (either may come first). */
+function toRelated(r: Neo4jRecord, seen: ReadonlyMap<string, RelatedCandidate>): RelatedCandidate {
+  const score = r.get('score') as number | null;
+  const id = String(r.get('id'));
+  const cosine = score === null ? (seen.get(id)?.cosine ?? null) : 2 * Number(score) - 1;
+  return {
+    id,
+    namespace: String(r.get('namespace')),
+    sensitivity: r.get('sensitivity') as Sensitivity,
+    class: r.get('class') as RecordClass,
+    subject: String(r.get('subject')),
+    predicate: String(r.get('predicate')),
+    object: String(r.get('object')),
+    text: String(r.get('text')),
+    status: r.get('status') as RecordStatus,
+    version: Number(r.get('version')),
+    confidence: Number(r.get('confidence')),
+    cosine,
+  };
+}
+
+/**
+ * Entity resolution's facts for every probe: the exact match (id, external id, or alias of a compatible
+ * type — "Mercury" the planet is not "Mercury" the project), the nearest visible neighbour (exact cosine
+ * within the tenant: other tenants' entities never crowd an ANN top-k), and whether the probe's default
+ * id is taken and by a visible entity. Visibility is the read path's one entity predicate.
+ */
+export async function entityFacts(
+  db: CypherExecutor,
+  scope: ReadScope,
+  probes: readonly EntityProbe[],
+): Promise<EntityFacts[]> {
+  if (probes.length === 0) return [];
+  const ps = probes.map((p, i) => ({
+    i,
+    id: p.id ?? null,
+    ext: p.externalId ?? null,
+    alias: p.alias?.toLowerCase() ?? null,
+    type: p.type ?? null,
+    vector: p.vector ? [...p.vector] : null,
+    defaultId: p.defaultId,
+  }));
+  const res = await db.read(
+    'entity.factsMany',
+    `UNWIND $ps AS p
+     RETURN p.i AS i,
+       COLLECT {
+         MATCH (e:Entity {tenant: $tenant})
+         WHERE ((p.id IS NOT NULL AND e.id = p.id)
+            OR (p.ext IS NOT NULL AND p.ext IN e.externalIds)
+            OR (p.alias IS NOT NULL AND (toLower(e.name) = p.alias OR p.alias IN e.aliases)
+                AND (p.type IS NULL OR e.type IS NULL OR e.type = p.type)))
+           AND ${entityVisible('e')}
+         RETURN e ORDER BY e.id LIMIT 1
+       } AS exact,
+       COLLECT {
+         MATCH (e:Entity {tenant: $tenant})
+         WHERE p.vector IS NOT NULL AND e.embedding IS NOT NULL AND ${entityVisible('e')}
+         WITH e, vector.similarity.cosine(e.embedding, p.vector) AS score
+         RETURN {e: e, score: score} ORDER BY score DESC, e.id LIMIT 1
+       } AS nearest,
+       EXISTS { MATCH (d:Entity {tenant: $tenant, id: p.defaultId}) } AS taken,
+       EXISTS { MATCH (d:Entity {tenant: $tenant, id: p.defaultId}) WHERE ${entityVisible('d')} } AS visible`,
+    { ...scopeParams(scope), ps },
+  );
+  const out: EntityFacts[] = probes.map(() => ({
+    exact: null,
+    nearest: null,
+    defaultIdTaken: false,
+    defaultIdVisible: false,
+  }));
+  for (const r of res.records) {
+    const [exact] = r.get('exact') as Array<{ properties: Record<string, unknown> }>;
+    const [nearest] = r.get('nearest') as Array<{
+      e: { properties: Record<string, unknown> };
+      score: number;
+    }>;
+    out[Number(r.get('i'))] = {
+      exact: exact ? toEntity(exact.properties) : null,
+      nearest: nearest ? { ...toEntity(nearest.e.properties), cosine: 2 * Number(nearest.score) - 1 } : null,
+      defaultIdTaken: r.get('taken') === true,
+      defaultIdVisible: r.get('visible') === true,
+    };
+  }
+  return out;
+}

@@ -1,0 +1,52 @@
+import { entityIdFor } from '../domain/commands.ts';
+import type { ReadScope } from '../domain/policy.ts';
+import type { Embedder } from '../ports/embedder.ts';
+import type { EntityFacts, IngestLookups } from '../ports/graph.ts';
+import { embedText, OBSERVATION, RELATE_K, refKey, refName, type Draft, type PlanFacts } from './plan.ts';
+import type { StageTimes } from './stage-times.ts';
+
+/**
+ * The write path's gather step: everything `plan` decides on, fetched for all drafts of a request at
+ * once — one embedder call for the statements and the entity names, then one round trip per kind of
+ * lookup (relate candidates, entity facts), the two in parallel. Nothing here decides anything.
+ */
+export async function gather(
+  d: { store: Pick<IngestLookups, 'relateCandidatesMany' | 'entityFacts'>; embedder: Embedder },
+  scope: ReadScope,
+  namespace: string,
+  drafts: readonly Draft[],
+  times: StageTimes,
+): Promise<PlanFacts> {
+  const names = [...new Set(drafts.flatMap((dr) => dr.about.map(refName).filter(Boolean)))];
+  const vectors = await times.time('embed', () => d.embedder.embed([...drafts.map(embedText), ...names]));
+  const nameVectors = new Map(names.map((n, i) => [n, vectors[drafts.length + i]]));
+  const relating = drafts.flatMap((dr, i) => (dr.class === OBSERVATION ? [] : [i]));
+  const refs = new Map(drafts.flatMap((dr) => dr.about.map((ref) => [refKey(ref), ref] as const)));
+  const [related, facts] = await times.time('lookup', () =>
+    Promise.all([
+      d.store.relateCandidatesMany(
+        scope,
+        namespace,
+        relating.map((i) => ({ subject: drafts[i]!.statement.subject, vector: arr(vectors[i]) })),
+        RELATE_K,
+      ),
+      d.store.entityFacts(
+        scope,
+        [...refs.values()].map((ref) => ({
+          ...ref,
+          vector: arr(nameVectors.get(refName(ref))),
+          defaultId: entityIdFor(scope.tenant, ref.type, refName(ref)),
+        })),
+      ),
+    ]),
+  );
+  const relatedOf = new Map(relating.map((i, j) => [i, related[j] ?? []]));
+  return {
+    vectors: drafts.map((_, i) => vectors[i]),
+    nameVectors,
+    related: drafts.map((_, i) => relatedOf.get(i) ?? []),
+    entities: new Map<string, EntityFacts>([...refs.keys()].map((k, j) => [k, facts[j]!])),
+  };
+}
+
+const arr = (v: Float32Array | undefined): number[] | null => (v ? [...v] : null);

@@ -1,0 +1,336 @@
+import { readableWherever } from '../domain/access.ts';
+import { admit, type AdmissionPolicy } from '../domain/admission.ts';
+import {
+  decidePropose,
+  entityIdFor,
+  envelope,
+  type DecideContext,
+  type EntityRef,
+  type ProposeCommand,
+  type ResolvedEntity,
+} from '../domain/commands.ts';
+import { badInput } from '../domain/errors.ts';
+import type { EmbeddingCache, LedgerEvent } from '../domain/events.ts';
+import {
+  Statement,
+  type RecordClass,
+  type Sensitivity,
+  type SourceSpan,
+  type TimeSource,
+} from '../domain/model.ts';
+import type { EntityFacts, RelatedCandidate } from '../ports/graph.ts';
+import { scoreConfidence, sourceTrust } from './assess.ts';
+import { mayMerge } from './entity-match.ts';
+import { classify, type RelateCandidate } from './relate.ts';
+
+/**
+ * The write path's decide step: given a request's drafts and the facts gathered for them (embeddings,
+ * relate candidates, entity facts), the ledger events it appends. Pure and synchronous — no port, no
+ * clock but the context's — so every decision (duplicate, supersede, contest, merge an entity, open a
+ * SAME_AS for review, admit or queue) is tested Given/When/Then without a database
+ * (test/unit/plan.test.ts). Drafts are decided in order: a later draft sees the records and entities
+ * an earlier one of the same request creates.
+ */
+
+/** One statement on its way in, from a proposal or extracted from an episode. */
+export interface Draft {
+  readonly index: number;
+  readonly class: RecordClass;
+  readonly statement: Statement;
+  readonly about: readonly EntityRef[];
+  readonly sources: readonly SourceSpan[];
+  readonly validFrom: string;
+  readonly validTo: string | null;
+  readonly timeSource: TimeSource;
+  readonly sensitivity: Sensitivity;
+  readonly flags: readonly string[];
+  readonly extractionConfidence: number;
+  readonly rationale: string | null;
+  readonly ext: Readonly<Record<string, unknown>>;
+  readonly source: string | null;
+}
+
+/** The command fields every draft of a request shares. */
+export interface PlanCommand {
+  readonly namespace: string;
+  readonly purpose: string;
+  readonly idempotencyKey: string;
+  readonly changesetId?: string | undefined;
+  readonly review?: boolean | undefined;
+}
+
+export interface PlanInput {
+  readonly ctx: DecideContext;
+  readonly cmd: PlanCommand;
+  readonly hash: string;
+  readonly drafts: readonly Draft[];
+  readonly episodeId: string | null;
+  /** Per-statement receipt keys: `<key><suffixPrefix><index>` (empty: the command's own key). */
+  readonly suffixPrefix: string;
+  readonly admission: AdmissionPolicy;
+  readonly modelId: string;
+}
+
+/** What the gather step found, aligned with `PlanInput.drafts`. */
+export interface PlanFacts {
+  readonly vectors: ReadonlyArray<Float32Array | undefined>;
+  readonly nameVectors: ReadonlyMap<string, Float32Array | undefined>;
+  /** Stored relate candidates per draft (empty for observations, which never relate). */
+  readonly related: ReadonlyArray<readonly RelatedCandidate[]>;
+  /** Entity facts by `refKey`. */
+  readonly entities: ReadonlyMap<string, EntityFacts>;
+}
+
+export const OBSERVATION: RecordClass = 'OBSERVATION';
+export const MERGE_THRESHOLD = 0.92;
+export const SAME_AS_THRESHOLD = 0.75;
+const RELATE_K = 8;
+export { RELATE_K };
+
+/** An observation is embedded as "speaker: text": questions name who said it. */
+export const embedText = (dr: Draft): string =>
+  dr.class === OBSERVATION ? `${dr.statement.subject}: ${dr.statement.text}` : dr.statement.text;
+
+/** The name an entity reference is resolved and embedded by. */
+export const refName = (ref: EntityRef): string => ref.alias ?? ref.externalId ?? '';
+
+/** One reference's identity within a request: the same type, name and id resolve once. */
+export const refKey = (ref: EntityRef): string =>
+  `${ref.type ?? ''}\u0000${refName(ref).toLowerCase()}\u0000${ref.id ?? ''}`;
+
+/** The quality gate and the statement's shape: which drafts go on, and why the others were refused. */
+export function gate(
+  drafts: readonly Draft[],
+  gates: { maxTextChars: number; minTextChars: number },
+): { kept: Draft[]; refused: string[] } {
+  const refused: string[] = [];
+  const kept = drafts.filter((dr) => {
+    const n = dr.statement.text.length;
+    if (n > gates.maxTextChars || n < gates.minTextChars) {
+      const why =
+        n > gates.maxTextChars ? `longer than ${gates.maxTextChars}` : `shorter than ${gates.minTextChars}`;
+      refused.push(`statement ${dr.index}: ${why} characters (quality gate)`);
+      return false;
+    }
+    // The statement must be what the ledger accepts (non-empty parts within their limits).
+    const shape = Statement.safeParse(dr.statement);
+    if (!shape.success) {
+      const problems = shape.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      refused.push(`statement ${dr.index}: malformed (${problems})`);
+      return false;
+    }
+    return true;
+  });
+  return { kept, refused };
+}
+
+/** A record this request already proposed, as a relate candidate for the drafts after it. */
+type Fresh = RelateCandidate & {
+  vector: Float32Array | undefined;
+  subjectKey: string;
+  sensitivity: Sensitivity;
+};
+
+/** How an entity reference resolved: an existing entity, or a new one (its id when not the default). */
+interface Resolution {
+  readonly existingId?: string;
+  readonly newId?: string;
+  readonly sameAs?: { entityId: string; confidence: number };
+}
+
+/** The events of a request's drafts (decided in order). */
+export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
+  const events: LedgerEvent[] = [];
+  const fresh: Fresh[] = [];
+  const resolved = new Map<string, Resolution>();
+  for (const [i, dr] of input.drafts.entries()) {
+    const vector = facts.vectors[i];
+    const suffix = input.suffixPrefix ? `${input.suffixPrefix}${dr.index}` : '';
+    const trust = sourceTrust(input.ctx.principal, dr.source, dr.ext['muninn:verified'] === true);
+    const confidence = scoreConfidence(trust, dr.extractionConfidence, 0);
+    const decision =
+      dr.class === OBSERVATION
+        ? ({ kind: 'INDEPENDENT' } as const)
+        : relateTo(input.cmd.namespace, dr, vector, facts.related[i] ?? [], fresh);
+    if (decision.kind === 'DUPLICATE') {
+      events.push({
+        ...envelope(input.ctx, input.cmd, input.cmd.namespace, input.hash, suffix),
+        type: 'RecordReinforced',
+        schemaVersion: 1,
+        payload: {
+          recordId: decision.target,
+          sources: [...dr.sources],
+          confidence: Math.min(0.99, confidence + 0.05),
+          reason: decision.reason,
+        },
+      });
+      continue;
+    }
+    const produced = propose(input, dr, { vector, confidence, decision, suffix }, facts, resolved);
+    // decidePropose hashes the per-statement command; all events of one command share its hash.
+    for (const e of produced) events.push({ ...e, commandHash: input.hash });
+    const proposed = produced[produced.length - 1];
+    if (proposed?.type === 'RecordProposed' && dr.class !== OBSERVATION) {
+      fresh.push({
+        id: proposed.payload.recordId,
+        ...dr.statement,
+        status: proposed.payload.status,
+        cosine: null,
+        vector,
+        subjectKey: dr.statement.subject.trim().toLowerCase(),
+        sensitivity: dr.sensitivity,
+      });
+    }
+  }
+  return events;
+}
+
+/**
+ * Relate a draft to the writer's visible records and to what this request already proposed. A duplicate
+ * may reinforce only a record whose readers may all read this statement (its sources are attached to it).
+ */
+function relateTo(
+  namespace: string,
+  dr: Draft,
+  vector: Float32Array | undefined,
+  stored: readonly RelatedCandidate[],
+  fresh: readonly Fresh[],
+): ReturnType<typeof classify> {
+  const subjectKey = dr.statement.subject.trim().toLowerCase();
+  const local = fresh
+    .filter((f) => f.subjectKey === subjectKey || (vector && f.vector))
+    .map((f) => ({ ...f, cosine: vector && f.vector ? dot(vector, f.vector) : null }));
+  const mine = { namespace, sensitivity: dr.sensitivity };
+  const candidates = [
+    ...stored.filter((c) => c.class !== OBSERVATION),
+    ...local.map((f) => ({ ...f, namespace })),
+  ].map((c) => ({ ...c, reinforceable: readableWherever(mine, c) }));
+  return classify(dr.statement, candidates);
+}
+
+/** Resolve the draft's entities, label and admit it, and produce its EntityCreated + RecordProposed events. */
+function propose(
+  input: PlanInput,
+  dr: Draft,
+  d: {
+    vector: Float32Array | undefined;
+    confidence: number;
+    decision: Exclude<ReturnType<typeof classify>, { kind: 'DUPLICATE' }>;
+    suffix: string;
+  },
+  facts: PlanFacts,
+  resolvedSoFar: Map<string, Resolution>,
+): LedgerEvent[] {
+  const { ctx, cmd } = input;
+  const cache = (v: Float32Array | undefined): EmbeddingCache | null =>
+    v ? { modelId: input.modelId, vector: [...v] } : null;
+  const resolved: ResolvedEntity[] = [];
+  const sameAs = new Map<string, { entityId: string; confidence: number }>();
+  const entityEmbeddings = new Map<string, EmbeddingCache>();
+  for (const ref of dr.about) {
+    const key = refKey(ref);
+    const r = resolvedSoFar.get(key) ?? resolveEntity(ctx, ref, facts.entities.get(key));
+    resolvedSoFar.set(key, r);
+    resolved.push({ ref, existingId: r.existingId, newId: r.newId });
+    const name = refName(ref);
+    if (!r.existingId && name) {
+      const id = r.newId ?? entityIdFor(ctx.principal.tenant, ref.type, name);
+      const v = cache(facts.nameVectors.get(name));
+      if (v) entityEmbeddings.set(id, v);
+      if (r.sameAs) sameAs.set(id, r.sameAs);
+      // Later drafts in this request find the entity as existing.
+      resolvedSoFar.set(key, { existingId: id });
+    }
+  }
+  const admitted = admit(input.admission, {
+    namespace: cmd.namespace,
+    class: dr.class,
+    sensitivity: dr.sensitivity,
+    confidence: d.confidence,
+    flags: dr.flags,
+    writerIsAgent: ctx.principal.actors.length > 0,
+  });
+  // A writer may ask for every statement to wait for a reviewer (the curator's drafts do).
+  const status = cmd.review
+    ? {
+        status: 'CANDIDATE' as const,
+        reasons: [...admitted.reasons, 'review:requested — the writer asked for review (draft)'],
+      }
+    : admitted;
+  return decidePropose(ctx, proposeCommand(cmd, dr), resolved, {
+    status: status.status,
+    confidence: d.confidence,
+    relation:
+      d.decision.kind === 'INDEPENDENT'
+        ? null
+        : {
+            kind: d.decision.kind,
+            target: d.decision.target,
+            confidence: d.decision.confidence,
+            reason: d.decision.reason,
+          },
+    reviewReasons: status.reasons,
+    flags: dr.flags,
+    embedding: cache(d.vector),
+    entityEmbeddings,
+    episodeId: input.episodeId,
+    timeSource: dr.timeSource,
+    sameAs,
+    keySuffix: d.suffix,
+  });
+}
+
+function proposeCommand(cmd: PlanCommand, dr: Draft): ProposeCommand {
+  return {
+    namespace: cmd.namespace,
+    class: dr.class,
+    statement: dr.statement,
+    about: [...dr.about],
+    sources: [...dr.sources],
+    validFrom: dr.validFrom,
+    ...(dr.validTo ? { validTo: dr.validTo } : {}),
+    sensitivity: dr.sensitivity,
+    ...(dr.rationale ? { rationale: dr.rationale } : {}),
+    purpose: cmd.purpose,
+    idempotencyKey: cmd.idempotencyKey,
+    ...(cmd.changesetId ? { changesetId: cmd.changesetId } : {}),
+    ext: { ...dr.ext },
+  };
+}
+
+/**
+ * Resolve an entity reference among the entities the writer may see: exact id, external id or alias,
+ * then the nearest neighbour; below the merge threshold a new entity with a tentative SAME_AS. An entity
+ * the writer cannot see is never merged into, linked to or named, and an id it cannot see is refused
+ * exactly like one that does not exist. A new entity's id is the deterministic one of (tenant, type,
+ * name), so that writers converge — unless an entity the writer may not see already has it: creating
+ * "the same" entity would merge into it and show the writer its aliases and external ids through the
+ * writer's own record. The writer then gets an entity of its own, with a fresh id recorded in the event.
+ */
+export function resolveEntity(
+  ctx: DecideContext,
+  ref: EntityRef,
+  facts: EntityFacts | undefined,
+): Resolution {
+  if (facts?.exact) return { existingId: facts.exact.id };
+  if (ref.id) throw badInput(`no entity with id ${ref.id}`);
+  const best = facts?.nearest ?? null;
+  const sameType = !ref.type || !best?.type || ref.type === best.type;
+  if (best && best.cosine >= MERGE_THRESHOLD && sameType && mayMerge(refName(ref), best))
+    return { existingId: best.id };
+  const sameAs =
+    best && best.cosine >= SAME_AS_THRESHOLD
+      ? { sameAs: { entityId: best.id, confidence: Math.round(best.cosine * 1000) / 1000 } }
+      : {};
+  if (!facts?.defaultIdTaken) return sameAs;
+  // A visible one the alias lookup missed (e.g. the type spelled in another case): converge on it.
+  if (facts.defaultIdVisible)
+    return { ...sameAs, existingId: entityIdFor(ctx.principal.tenant, ref.type, refName(ref)) };
+  return { ...sameAs, newId: ctx.newId() };
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
