@@ -1,0 +1,60 @@
+import { commandHash, parseCommand, ProposeCommand, receiptKey } from '../../domain/commands.ts';
+import type { Principal } from '../../domain/principal.ts';
+import { highWaterMark } from '../assess.ts';
+import { canonicalText } from '../normalize.ts';
+import type { Draft } from '../plan.ts';
+import { findingsOf } from '../screen-command.ts';
+import type { CommandDeps, WriteDeps } from '../deps.ts';
+import { commit } from '../commit.ts';
+import { charge, contextOf, priorReceipt, screenOf } from '../steps.ts';
+import type { WriteReceipt } from '../receipts.ts';
+import { planDrafts } from '../plan-drafts.ts';
+
+/** propose: one statement from a writer → screen → check → gather → decide (plan.ts) → commit. */
+export async function propose(
+  d: CommandDeps & Pick<WriteDeps, 'budget' | 'embedder' | 'admission' | 'maxTextChars'>,
+  principal: Principal,
+  input: unknown,
+  wait: boolean,
+): Promise<WriteReceipt> {
+  const screened = screenOf(d, 'propose', parseCommand(ProposeCommand, input, d.maxTextChars));
+  const cmd = screened.value;
+  await d.policy.checkWrite(principal, cmd.namespace);
+  const hash = commandHash('propose', cmd);
+  const key = receiptKey(principal, cmd.idempotencyKey);
+  const prior = await priorReceipt(d, principal.tenant, key, hash);
+  if (prior) return prior;
+  // What screening found in any field (statement, rationale, entity names, labels, ext) labels and flags it.
+  const found = findingsOf(screened.fields);
+  const draft: Draft = {
+    index: 0,
+    class: cmd.class,
+    statement: { ...cmd.statement, text: canonicalText(cmd.statement.text) },
+    about: cmd.about,
+    sources: cmd.sources,
+    validFrom: cmd.validFrom ?? d.clock.now().toISOString(),
+    validTo: cmd.validTo ?? null,
+    timeSource: cmd.validFrom ? 'STATED' : 'DEFAULTED',
+    sensitivity: highWaterMark([cmd.sensitivity, found.labelFloor]),
+    flags: found.reasons,
+    extractionConfidence: 1,
+    rationale: cmd.rationale ?? null,
+    ext: cmd.ext,
+    source: null,
+  };
+  const scope = await d.policy.readScope(principal, cmd.purpose);
+  const ctx = contextOf(d, principal);
+  const planned = await planDrafts(
+    d,
+    ctx,
+    scope,
+    { ...cmd, idempotencyKey: cmd.idempotencyKey },
+    hash,
+    [draft],
+    null,
+    '',
+  );
+  if (planned.refused.length) return planned.refused[0]!;
+  charge(d, principal, cmd.namespace, planned.events.length);
+  return commit(d, principal, key, hash, planned.events, wait);
+}

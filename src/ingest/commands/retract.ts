@@ -1,0 +1,38 @@
+import {
+  commandHash,
+  decideRetract,
+  parseCommand,
+  receiptKey,
+  RetractCommand,
+} from '../../domain/commands.ts';
+import type { Principal } from '../../domain/principal.ts';
+import type { CommandDeps, WriteDeps } from '../deps.ts';
+import { commit } from '../commit.ts';
+import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
+import { checkVersion, type WriteReceipt } from '../receipts.ts';
+
+/** retract: a visible record leaves current belief (its history stays), at the version the writer read. */
+export async function retract(
+  d: CommandDeps & Pick<WriteDeps, 'budget' | 'maxTextChars'>,
+  principal: Principal,
+  input: unknown,
+  wait: boolean,
+): Promise<WriteReceipt> {
+  const cmd = screenOf(d, 'retract', parseCommand(RetractCommand, input, d.maxTextChars)).value;
+  const hash = commandHash('retract', cmd);
+  const key = receiptKey(principal, cmd.idempotencyKey);
+  const current = await visible(d, principal, cmd.id, 'record');
+  await d.policy.checkWrite(principal, current.namespace);
+  const prior = await priorReceipt(d, principal.tenant, key, hash);
+  if (prior) return prior;
+  checkVersion(current, cmd.expectedVersion);
+  charge(d, principal, current.namespace, 1);
+  return commit(
+    d,
+    principal,
+    key,
+    hash,
+    [decideRetract(contextOf(d, principal), cmd, current.namespace)],
+    wait,
+  );
+}

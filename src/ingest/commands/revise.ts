@@ -1,0 +1,61 @@
+import { commandHash, decideRevise, parseCommand, receiptKey, ReviseCommand } from '../../domain/commands.ts';
+import { badInput } from '../../domain/errors.ts';
+import type { Sensitivity } from '../../domain/model.ts';
+import type { Principal } from '../../domain/principal.ts';
+import { highWaterMark } from '../assess.ts';
+import { canonicalText } from '../normalize.ts';
+import { findingsOf, type Findings } from '../screen-command.ts';
+import type { CommandDeps, WriteDeps } from '../deps.ts';
+import { commit } from '../commit.ts';
+import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
+import { checkVersion, type WriteReceipt } from '../receipts.ts';
+
+/** revise: a new statement or validity for a visible record, at the version the writer read. */
+export async function revise(
+  d: CommandDeps & Pick<WriteDeps, 'budget' | 'embedder' | 'maxTextChars'>,
+  principal: Principal,
+  input: unknown,
+  wait: boolean,
+): Promise<WriteReceipt> {
+  const screened = screenOf(d, 'revise', parseCommand(ReviseCommand, input, d.maxTextChars));
+  const cmd = screened.value;
+  const hash = commandHash('revise', cmd);
+  const key = receiptKey(principal, cmd.idempotencyKey);
+  // The same checks as a fresh write come before a stored receipt is returned.
+  const current = await visible(d, principal, cmd.id, 'record');
+  await d.policy.checkWrite(principal, current.namespace);
+  refuseUnreviewedFindings(current.sensitivity, findingsOf(screened.fields));
+  const prior = await priorReceipt(d, principal.tenant, key, hash);
+  if (prior) return prior;
+  checkVersion(current, cmd.expectedVersion);
+  const event = decideRevise(contextOf(d, principal), cmd, current.namespace);
+  if (cmd.statement && event.type === 'RecordRevised') {
+    const statement = { ...cmd.statement, text: canonicalText(cmd.statement.text) };
+    const [vector] = await d.embedder.embed([statement.text]);
+    event.payload.statement = statement;
+    event.payload.embedding = vector ? { modelId: d.embedder.modelId, vector: [...vector] } : null;
+  }
+  charge(d, principal, current.namespace, 1);
+  return commit(d, principal, key, hash, [event], wait);
+}
+
+/**
+ * A revision is not reviewed and carries no label or flags of its own (RecordRevised), so it may not bring in
+ * what screening would send to a reviewer or label higher than the record: that is a new proposal.
+ */
+function refuseUnreviewedFindings(current: Sensitivity, found: Findings): void {
+  const injection = found.reasons.filter((r) => r.startsWith('injection:'));
+  if (injection.length > 0)
+    throw badInput(
+      `the new statement is flagged (${injection.join(', ')}) and a revision is not reviewed: retract the ` +
+        'record and propose the statement instead (it will wait for a reviewer)',
+      { flags: injection },
+    );
+  const label = highWaterMark([current, found.labelFloor]);
+  if (label !== current)
+    throw badInput(
+      `the new statement needs the label ${label} (${found.reasons.join(', ')}), above the record's ${current}: ` +
+        'a revision cannot raise the label; retract the record and propose the statement instead',
+      { flags: found.reasons },
+    );
+}

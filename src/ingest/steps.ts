@@ -1,0 +1,57 @@
+import type { DecideContext } from '../domain/commands.ts';
+import { notFound } from '../domain/errors.ts';
+import { principalKey, type Principal } from '../domain/principal.ts';
+import type { RecordView } from '../ports/graph.ts';
+import { screenCommand, type CommandName, type ScreenedCommand } from './screen-command.ts';
+import type { WriteDeps } from './deps.ts';
+import { idempotencyConflict, settle, type WriteReceipt } from './receipts.ts';
+
+/**
+ * The one screening pass of a command (src/ingest/screen-command.ts), right after its schema and before
+ * anything else reads it: no policy check, lookup, hash, log line or error message sees a raw secret.
+ */
+export function screenOf<T>(
+  d: Pick<WriteDeps, 'fingerprintKey'>,
+  command: CommandName,
+  cmd: T,
+): ScreenedCommand<T> {
+  return screenCommand(command, cmd, d.fingerprintKey);
+}
+
+export function contextOf(d: Pick<WriteDeps, 'clock' | 'ids'>, principal: Principal): DecideContext {
+  return { principal, now: d.clock.now(), newId: () => d.ids.uuid() };
+}
+
+export function charge(
+  d: Pick<WriteDeps, 'budget'>,
+  principal: Principal,
+  namespace: string,
+  cost: number,
+): void {
+  d.budget.charge(principal.tenant, principalKey(principal), namespace, cost);
+}
+
+/** The idempotency rule: same key and same input → the original receipt; another input → CONFLICT. */
+export async function priorReceipt(
+  d: Pick<WriteDeps, 'store'>,
+  tenant: string,
+  key: string,
+  hash: string,
+): Promise<WriteReceipt | undefined> {
+  const r = await d.store.receipt(tenant, key);
+  if (!r) return undefined;
+  if (r.commandHash !== hash) throw idempotencyConflict(key);
+  return settle(r, [r.eventId], null);
+}
+
+/** The record as the caller may see it (NOT_FOUND otherwise: an invisible record is not confirmed). */
+export async function visible(
+  d: Pick<WriteDeps, 'store' | 'policy'>,
+  principal: Principal,
+  id: string,
+  what: string,
+): Promise<RecordView> {
+  const current = await d.store.record(await d.policy.readScope(principal, undefined), id);
+  if (!current) throw notFound(`no ${what} ${id}`);
+  return current;
+}
