@@ -29,6 +29,7 @@ import { ProjectionWaiter } from './adapters/projection-waiter.ts';
 import { createOnnxEmbedder } from './adapters/embedders/onnx-minilm.ts';
 import { createOpenAIEmbedder } from './adapters/embedders/openai.ts';
 import { createHashingEmbedder } from './adapters/embedders/hashing.ts';
+import { BatchingEmbedder } from './adapters/embedders/batching.ts';
 import { createChatExtractor } from './adapters/extractors/openai-chat.ts';
 import { RecordsService } from './records/service.ts';
 import { AnalyticsService } from './records/analytics.ts';
@@ -189,7 +190,8 @@ export async function buildServices(
   telemetry: Telemetry = noTelemetry,
 ) {
   const admission = await loadAdmissionPolicy(config.policyFile);
-  const embedder = measuredEmbedder(await createEmbedder(config), telemetry);
+  // One model call per batch of concurrent requests (adapters/embedders/batching.ts).
+  const embedder = new BatchingEmbedder(measuredEmbedder(await createEmbedder(config), telemetry));
   const policy = referencePolicy(store, config.access);
   const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
   // Production refuses to start without MUNINN_FINGERPRINT_KEY (config); elsewhere a persisted dev key.

@@ -1,5 +1,6 @@
 // npm run bench:ledger — prints figures, asserts nothing.
-//  1. sustained `propose` throughput through GraphQL on loopback (await: false), closed loop;
+//  1. the embedder's own rate (texts/s at batch 32) beside the sustained `propose` rate through GraphQL on
+//     loopback (await: false, closed loop, BENCH_CALLERS=64), BENCH_SECONDS per phase (10);
 //  2. projection lag (append → applied) p50/p99 at 500 and 2,000 writes/s, open loop;
 //  3. rebuild speed over 100k events (BENCH_REBUILD_EVENTS), which EMPTIES the graph: it only runs when
 //     the graph holds no records or BENCH_ALLOW_WIPE=1.
@@ -8,7 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from '../../src/config/index.ts';
-import { startMuninn } from '../../src/main.ts';
+import { createEmbedder, startMuninn } from '../../src/main.ts';
 import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
@@ -157,11 +158,26 @@ console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}),
 console.log(
   `embedder: ${config.embedder.kind} (the whole ingest pipeline runs on every propose: screen, embed, relate, admit)`,
 );
+// The embedder's own rate, texts/s at batch 32 (a model of its own, so nothing else shares it).
+const SECONDS = Number(process.env['BENCH_SECONDS'] ?? 10);
+const model = await createEmbedder(config);
+const texts = Array.from({ length: 32 }, (_, i) => `Bench statement number ${i}.`);
+await model.embed(texts);
+let embedded = 0;
+const t0 = performance.now();
+while (performance.now() - t0 < SECONDS * 1000) embedded += (await model.embed(texts)).length;
+const modelRate = embedded / ((performance.now() - t0) / 1000);
+await model.close?.();
+console.log(`embedder alone: ${Math.round(modelRate)} texts/s at batch 32`);
 await throughput(3, 16); // warm-up
-const tput = await throughput(10, 32);
-console.log(`propose (await=false) through GraphQL, 32 concurrent clients: ${Math.round(tput)} writes/s`);
+const CALLERS = Number(process.env['BENCH_CALLERS'] ?? 64);
+const tput = await throughput(SECONDS, CALLERS);
+console.log(
+  `propose (await=false) through GraphQL, ${CALLERS} concurrent callers, closed loop: ${Math.round(tput)} writes/s ` +
+    `= ${Math.round((100 * tput) / modelRate)} % of the embedder's rate`,
+);
 for (const rate of (process.env['BENCH_RATES'] ?? '500,2000').split(',').filter(Boolean).map(Number)) {
-  const r = await lagAt(rate, 10);
+  const r = await lagAt(rate, SECONDS);
   console.log(
     `at ${rate} writes/s offered: ${Math.round(r.achieved)} writes/s achieved (${r.failed} failed); projection lag p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
   );
