@@ -39,6 +39,7 @@ import { measuredEmbedder, noTelemetry, type Telemetry } from './ports/telemetry
 import { referencePolicy } from './domain/reference-policy.ts';
 import { AdmissionPolicy, defaultAdmissionPolicy } from './domain/admission.ts';
 import { WriteService } from './ingest/write-service.ts';
+import { OverloadGuard } from './ingest/overload.ts';
 import { RecallService } from './recall/service.ts';
 import { WriteBudget } from './ingest/budget.ts';
 import { defaultExtractor } from './ingest/extract-default.ts';
@@ -218,6 +219,7 @@ export async function buildServices(
     logger,
     maxTextChars: config.http.limits.maxTextChars,
     awaitTimeoutMs: config.http.awaitTimeoutMs,
+    overload: new OverloadGuard(config.http.overload, () => waiter.lagMs()),
   });
   const recall = new RecallService({
     store,

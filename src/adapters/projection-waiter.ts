@@ -1,14 +1,19 @@
 import type { Checkpoints } from '../ports/graph.ts';
 import type { ProjectionAwait } from '../ports/ledger.ts';
 
+const MAX_OUTSTANDING = 100_000;
+
 /**
  * Read-your-writes: resolves when the projection's checkpoint for a partition reaches an offset. One
  * shared poll of the checkpoints serves every waiter (and works when the projector is another process);
- * an in-process projector also calls `notify` so waiters wake without waiting for the next poll.
+ * an in-process projector also calls `notify` so waiters wake without waiting for the next poll. The same
+ * poll ages this process's appends (`appended` → `lagMs`): the write path's backpressure signal.
  */
 export class ProjectionWaiter implements ProjectionAwait {
   private readonly applied = new Map<number, bigint>();
   private readonly waiters = new Set<{ partition: number; offset: bigint; resolve: (ok: boolean) => void }>();
+  /** This process's appends not applied yet, per partition, oldest first (for lagMs). */
+  private readonly outstanding = new Map<number, Array<{ offset: bigint; at: number }>>();
   private timer: NodeJS.Timeout | undefined;
   private polling = false;
 
@@ -21,7 +26,30 @@ export class ProjectionWaiter implements ProjectionAwait {
   notify(partition: number, offset: string): void {
     const o = BigInt(offset);
     if ((this.applied.get(partition) ?? -1n) < o) this.applied.set(partition, o);
+    const out = this.outstanding.get(partition);
+    if (out) {
+      const left = out.filter((x) => x.offset > o);
+      if (left.length) this.outstanding.set(partition, left);
+      else this.outstanding.delete(partition);
+    }
     this.wake();
+  }
+
+  appended(partition: number, offset: string): void {
+    const o = BigInt(offset);
+    if ((this.applied.get(partition) ?? -1n) >= o) return;
+    const out = this.outstanding.get(partition) ?? [];
+    // Bounded: under a flood only the oldest appends matter for the lag.
+    if (out.length < MAX_OUTSTANDING) out.push({ offset: o, at: performance.now() });
+    this.outstanding.set(partition, out);
+    this.schedule();
+  }
+
+  lagMs(): number {
+    const now = performance.now();
+    let oldest = now;
+    for (const out of this.outstanding.values()) if (out[0] && out[0].at < oldest) oldest = out[0].at;
+    return now - oldest;
   }
 
   /** True when applied, false on timeout. */
@@ -46,6 +74,7 @@ export class ProjectionWaiter implements ProjectionAwait {
 
   close(): void {
     for (const w of [...this.waiters]) w.resolve(false);
+    this.outstanding.clear();
     if (this.timer) clearTimeout(this.timer);
   }
 
@@ -55,11 +84,13 @@ export class ProjectionWaiter implements ProjectionAwait {
   }
 
   private schedule(): void {
-    if (this.timer || this.polling || this.waiters.size === 0) return;
+    if (this.timer || this.polling || (this.waiters.size === 0 && this.outstanding.size === 0)) return;
+    // Waiters want the checkpoint soon; the lag of unawaited appends can be sampled more gently.
+    const every = this.waiters.size > 0 ? this.pollMs : Math.max(this.pollMs, 50);
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.poll();
-    }, this.pollMs);
+    }, every);
   }
 
   private async poll(): Promise<void> {

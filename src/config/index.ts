@@ -63,6 +63,8 @@ export const ConfigSchema = z
     MUNINN_WS_MAX_SUBSCRIPTIONS: int(1, 1000).default(10),
     MUNINN_MAX_TEXT_CHARS: int(16, 1_000_000).default(20_000),
     MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),
+    MUNINN_WRITE_MAX_INFLIGHT: int(1, 100_000).default(256),
+    MUNINN_WRITE_MAX_LAG_MS: int(100, 3_600_000).default(2_000),
 
     MUNINN_EMBEDDER: z.enum(['local', 'openai', 'hashing']).default('local'),
     MUNINN_MODEL_DIR: z.string().min(1).default('.stack/models/all-MiniLM-L6-v2'),
@@ -208,6 +210,8 @@ export interface Config {
       readonly maxWsSubscriptions: number;
     };
     readonly awaitTimeoutMs: number;
+    /** Overload: writes in progress at once, and the projection lag, above which new writes are refused. */
+    readonly overload: { readonly maxInFlight: number; readonly maxLagMs: number };
   };
   readonly log: { readonly level: Raw['MUNINN_LOG_LEVEL'] };
   /** Prometheus /metrics on its own port; null = not served. */
@@ -358,6 +362,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         maxWsSubscriptions: c.MUNINN_WS_MAX_SUBSCRIPTIONS,
       },
       awaitTimeoutMs: c.MUNINN_AWAIT_TIMEOUT_MS,
+      overload: { maxInFlight: c.MUNINN_WRITE_MAX_INFLIGHT, maxLagMs: c.MUNINN_WRITE_MAX_LAG_MS },
     },
     log: { level: c.MUNINN_LOG_LEVEL },
     metrics:

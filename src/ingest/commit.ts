@@ -35,6 +35,7 @@ export async function commit(
   }
   const positions = await times.time('append', () => d.ledger.append(events));
   const last = positions[positions.length - 1]!;
+  d.projection.appended(last.partition, last.offset);
   const primary = events.find((e) => e.eventId === primaryId) ?? events[events.length - 1]!;
   const position = `${last.partition}:${last.offset}`;
   const eventIds = events.map((e) => e.eventId);

@@ -7,6 +7,7 @@ import type { IngestLookups } from '../ports/graph.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { WriteBudget } from './budget.ts';
+import type { OverloadGuard } from './overload.ts';
 import type { ApproverRules } from '../domain/review.ts';
 
 /** Every port and setting the write side uses; each command takes only its part (see CommandDeps). */
@@ -30,6 +31,8 @@ export interface WriteDeps {
   readonly logger: Logger;
   readonly maxTextChars: number;
   readonly awaitTimeoutMs: number;
+  /** Backpressure: refuses a write at once when this process is overloaded (overload.ts). */
+  readonly overload: OverloadGuard;
 }
 
 /** What every command uses: screening, the policy check, its receipts, and the commit (append + await). */

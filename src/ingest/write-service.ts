@@ -30,40 +30,40 @@ export class WriteService {
   constructor(private readonly d: WriteDeps) {}
 
   propose(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return propose(this.d, principal, input, wait);
+    return this.d.overload.run(() => propose(this.d, principal, input, wait));
   }
 
   async ingestEpisode(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt[]> {
-    const { receipts, times } = await ingestEpisode(this.d, principal, input, wait);
+    const { receipts, times } = await this.d.overload.run(() => ingestEpisode(this.d, principal, input, wait));
     if (times) this.lastTimes = times;
     return receipts;
   }
 
   revise(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return revise(this.d, principal, input, wait);
+    return this.d.overload.run(() => revise(this.d, principal, input, wait));
   }
 
   retract(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return retract(this.d, principal, input, wait);
+    return this.d.overload.run(() => retract(this.d, principal, input, wait));
   }
 
   approve(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return approve(this.d, principal, input, wait);
+    return this.d.overload.run(() => approve(this.d, principal, input, wait));
   }
 
   reject(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return reject(this.d, principal, input, wait);
+    return this.d.overload.run(() => reject(this.d, principal, input, wait));
   }
 
   grantAccess(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return grantAccess(this.d, principal, input, wait);
+    return this.d.overload.run(() => grantAccess(this.d, principal, input, wait));
   }
 
   revokeAccess(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return revokeAccess(this.d, principal, input, wait);
+    return this.d.overload.run(() => revokeAccess(this.d, principal, input, wait));
   }
 
   feedback(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return feedback(this.d, principal, input, wait);
+    return this.d.overload.run(() => feedback(this.d, principal, input, wait));
   }
 }

@@ -74,4 +74,8 @@ export interface LedgerSubscription {
 /** Read-your-writes: resolves true once the projection has applied `offset` of `partition`, false on timeout. */
 export interface ProjectionAwait {
   waitFor(partition: number, offset: string, timeoutMs: number): Promise<boolean>;
+  /** Notes an append of this process, so that `lagMs` can age it until the projection applies it. */
+  appended(partition: number, offset: string): void;
+  /** The age of the oldest append noted here that the projection has not applied yet (0 when none). */
+  lagMs(): number;
 }

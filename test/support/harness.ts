@@ -26,6 +26,9 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // Awaited writes wait for the projection; on a loaded 2-core machine the first one (consumer-group join,
     // model warm-up) can take longer than the 15 s default, which would turn a correct write into PENDING.
     MUNINN_AWAIT_TIMEOUT_MS: '60000',
+    // The same loaded machine can leave the projection seconds behind a burst of unawaited writes; the
+    // tests that are about backpressure set their own limits (test/unit/overload.test.ts, bench:ledger).
+    MUNINN_WRITE_MAX_LAG_MS: '60000',
     ...overrides,
   });
 }

@@ -1,0 +1,70 @@
+import { MuninnError } from '../domain/errors.ts';
+
+/**
+ * Backpressure for the write path: refuse at once rather than queue. A write that would wait behind
+ * hundreds of others, or behind a projection minutes late, is refused with RATE_LIMITED and a
+ * `retryAfterMs` (retryable), before it is screened or embedded, so an overloaded process spends nothing
+ * on it and its callers never sit on a connect timeout. Two signals:
+ *  - writes in progress in this process (`maxInFlight`);
+ *  - the projection lag of this process's own appends (`lagMs`, ProjectionAwait): the age of the oldest
+ *    append the projection has not applied yet.
+ */
+export interface OverloadLimits {
+  readonly maxInFlight: number;
+  readonly maxLagMs: number;
+}
+
+export class OverloadGuard {
+  private inFlight = 0;
+
+  constructor(
+    private readonly limits: OverloadLimits,
+    private readonly lagMs: () => number,
+  ) {}
+
+  /** Admits one write (returns its release) or throws RATE_LIMITED with retryAfterMs. */
+  enter(): () => void {
+    if (this.inFlight >= this.limits.maxInFlight) {
+      throw refused(`${this.inFlight} writes in progress (limit ${this.limits.maxInFlight})`, 100, {
+        inFlight: this.inFlight,
+      });
+    }
+    const lag = this.lagMs();
+    if (lag > this.limits.maxLagMs) {
+      // Come back when the projection may have caught up: about the lag beyond the limit, within bounds.
+      const wait = Math.min(5_000, Math.max(100, Math.round(lag - this.limits.maxLagMs)));
+      throw refused(
+        `the projection is ${Math.round(lag)} ms behind (limit ${this.limits.maxLagMs} ms)`,
+        wait,
+        {
+          lagMs: Math.round(lag),
+        },
+      );
+    }
+    this.inFlight++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+    };
+  }
+
+  /** Runs `fn` as one admitted write. */
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    const release = this.enter();
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  }
+}
+
+function refused(why: string, retryAfterMs: number, details: Record<string, number>): MuninnError {
+  return new MuninnError('RATE_LIMITED', `overloaded: ${why}; retry after ${retryAfterMs} ms`, {
+    retryAfterMs,
+    reason: 'overloaded',
+    ...details,
+  });
+}

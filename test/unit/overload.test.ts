@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { ProjectionWaiter } from '../../src/adapters/projection-waiter.ts';
+import { isMuninnError } from '../../src/domain/errors.ts';
+import { OverloadGuard } from '../../src/ingest/overload.ts';
+
+const refusal = (fn: () => unknown): unknown => {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return null;
+};
+
+describe('OverloadGuard', () => {
+  it('admits up to maxInFlight writes at once; the next is refused RATE_LIMITED with retryAfterMs, and admitted again after a release', () => {
+    const g = new OverloadGuard({ maxInFlight: 2, maxLagMs: 1000 }, () => 0);
+    const a = g.enter();
+    g.enter();
+    const e = refusal(() => g.enter());
+    expect(isMuninnError(e) && e.code).toBe('RATE_LIMITED');
+    expect(e).toMatchObject({ retryable: true, details: { reason: 'overloaded', inFlight: 2 } });
+    expect((e as { details: { retryAfterMs: number } }).details.retryAfterMs).toBeGreaterThan(0);
+    a();
+    a(); // a second release of the same write counts once
+    expect(() => g.enter()).not.toThrow();
+    expect(refusal(() => g.enter())).not.toBeNull();
+  });
+
+  it('refuses while the projection lags beyond maxLagMs, asking to come back after about the excess (100 ms–5 s)', () => {
+    let lag = 0;
+    const g = new OverloadGuard({ maxInFlight: 10, maxLagMs: 1000 }, () => lag);
+    lag = 1500;
+    expect(refusal(() => g.enter())).toMatchObject({
+      code: 'RATE_LIMITED',
+      details: { retryAfterMs: 500, lagMs: 1500 },
+    });
+    lag = 1010;
+    expect(refusal(() => g.enter())).toMatchObject({ details: { retryAfterMs: 100 } });
+    lag = 60_000;
+    expect(refusal(() => g.enter())).toMatchObject({ details: { retryAfterMs: 5000 } });
+    lag = 999;
+    expect(() => g.enter()).not.toThrow();
+  });
+
+  it('run() releases its slot when the write fails', async () => {
+    const g = new OverloadGuard({ maxInFlight: 1, maxLagMs: 1000 }, () => 0);
+    await expect(g.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    await expect(g.run(() => Promise.resolve(7))).resolves.toBe(7);
+  });
+});
+
+describe('ProjectionWaiter.lagMs', () => {
+  it("ages this process's appends until a checkpoint covers them, then reads 0", async () => {
+    let applied = -1;
+    const w = new ProjectionWaiter(
+      {
+        checkpoints: () =>
+          Promise.resolve(applied < 0 ? [] : [{ topic: 't', partition: 0, offset: String(applied) }]),
+      },
+      't',
+      1,
+    );
+    expect(w.lagMs()).toBe(0);
+    w.appended(0, '5');
+    w.appended(0, '6');
+    await new Promise((r) => setTimeout(r, 30));
+    expect(w.lagMs()).toBeGreaterThanOrEqual(20);
+    applied = 5;
+    await new Promise((r) => setTimeout(r, 120));
+    expect(w.lagMs()).toBeGreaterThan(0); // offset 6 still waits
+    w.notify(0, '6');
+    expect(w.lagMs()).toBe(0);
+    w.close();
+  });
+});
