@@ -1,4 +1,5 @@
-import { mkdtempSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
@@ -16,9 +17,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
     process.env['KAFKA_BROKERS'] = s.kafkaBrokers;
     stop = s.stop;
   }
-  // One key store for every Muninn of the run, as in production (one KMS for all processes): the apps of a
-  // file share the ledger topic and its consumer group, so one app's projector opens another's sealed events.
-  process.env['MUNINN_KEY_DIR'] ??= mkdtempSync(join(tmpdir(), 'muninn-test-keys-'));
+  // One key store for every Muninn that uses these servers, as in production (one KMS for all processes):
+  // the apps of a file share the ledger topic and its consumer group, so one app's projector opens another's
+  // sealed events — and a run that wipes the graph replays the shared topic from its start, including
+  // earlier runs' events, which a projector refuses to open without their keys (lifecycle/sealing.ts).
+  const servers = createHash('sha256')
+    .update(`${process.env['NEO4J_URI']}\u0000${process.env['KAFKA_BROKERS']}`)
+    .digest('hex')
+    .slice(0, 12);
+  process.env['MUNINN_KEY_DIR'] ??= join(tmpdir(), `muninn-test-keys-${servers}`);
+  mkdirSync(process.env['MUNINN_KEY_DIR'], { recursive: true, mode: 0o700 });
   project.provide('keyDir', process.env['MUNINN_KEY_DIR']);
   project.provide('neo4jUri', process.env['NEO4J_URI']!);
   project.provide('kafkaBrokers', process.env['KAFKA_BROKERS']!);
