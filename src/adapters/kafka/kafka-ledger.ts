@@ -110,7 +110,7 @@ export class KafkaLedger implements Ledger {
     this.sending = true;
     try {
       while (this.queue.length) {
-        const batch = this.queue.splice(0, 5000);
+        const batch = this.queue.splice(0, sendSize(this.queue));
         try {
           const producer = await this.getProducer();
           const meta = await producer.send({
@@ -179,7 +179,9 @@ export class KafkaLedger implements Ledger {
       allowAutoTopicCreation: false,
       sessionTimeout: opts.sessionTimeoutMs,
       heartbeatInterval: Math.max(500, Math.floor(opts.sessionTimeoutMs / 10)),
-      maxBytesPerPartition: 4 * 1024 * 1024,
+      // A bounded chunk per partition and fetch: a hot tenant's backlog is applied a chunk at a time, and
+      // the next fetch brings the other partitions' events in beside it (see partitionsConsumedConcurrently).
+      maxBytesPerPartition: 1024 * 1024,
     });
     this.consumers.add(consumer);
     let crashed!: (e: unknown) => void;
@@ -197,7 +199,10 @@ export class KafkaLedger implements Ledger {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
+      // Partitions are applied side by side: a tenant lives on one partition (the key is the tenant), so
+      // its events keep their order, and a hot tenant's backlog does not hold up the others'. Partitions
+      // share no graph state (every node is a tenant's; checkpoints are per partition).
+      partitionsConsumedConcurrently: Math.max(1, this.o.partitions),
       eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
         if (!isRunning() || isStale() || batch.messages.length === 0) return;
         // The checkpoint in the graph is the truth. If the broker's committed offset is ahead of it
@@ -337,6 +342,26 @@ export class KafkaLedger implements Ledger {
 }
 
 /** murmur2 of the key, as Kafka's Java client does, so every client puts a tenant on the same partition. */
+/**
+ * How many of the queued messages go in the next send: at most 5,000, and at most ~900 KB in all (at
+ * least one). The broker refuses a record batch over its `message.max.bytes` (1 MiB by default) with
+ * MESSAGE_TOO_LARGE — failing every write of the send — and a busy API queues hundreds of events, each
+ * carrying an embedding, between two sends.
+ */
+function sendSize(queue: ReadonlyArray<{ key: string; value: string }>): number {
+  let bytes = 0;
+  let n = 0;
+  while (n < queue.length && n < 5000) {
+    const m = queue[n]!;
+    bytes += Buffer.byteLength(m.value) + Buffer.byteLength(m.key) + 64;
+    if (n > 0 && bytes > SEND_MAX_BYTES) break;
+    n++;
+  }
+  return Math.max(1, n);
+}
+
+const SEND_MAX_BYTES = 900 * 1024;
+
 export function partitioner(numPartitions: number): (key: string) => number {
   return (key) => (toPositive(murmur2(Buffer.from(key, 'utf8'))) % numPartitions) >>> 0;
 }
