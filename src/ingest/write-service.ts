@@ -34,7 +34,9 @@ export class WriteService {
   }
 
   async ingestEpisode(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt[]> {
-    const { receipts, times } = await this.d.overload.run(() => ingestEpisode(this.d, principal, input, wait));
+    const { receipts, times } = await this.d.overload.run(() =>
+      ingestEpisode(this.d, principal, input, wait),
+    );
     if (times) this.lastTimes = times;
     return receipts;
   }
