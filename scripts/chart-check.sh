@@ -34,6 +34,7 @@ echo "== helm template | kubeconform: HA values (handoff, MCP, ServiceMonitor on
 render -f "$CHART/values-ha.yaml" | validate
 echo "== helm template | kubeconform: handoff and MCP on, no autoscaling, chart-made PVC off"
 render --set handoff.enabled=true --set mcp.enabled=true --set mcp.audience=https://mcp.example.com/mcp \
+  --set mcp.exchangeUrl=https://idp.example.com/token --set secrets.mcpClientSecret="$(printf 'x%.0s' {1..32})" \
   --set api.autoscaling.enabled=false --set keyStore.persistence.existingClaim=muninn-keys \
   --set metrics.serviceMonitor.enabled=true | validate
 

@@ -56,6 +56,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- if and .Values.mcp.enabled (not .Values.mcp.audience) }}
 {{- fail "mcp.audience is required when mcp.enabled (the bridge's public URL ending in /mcp)" }}
 {{- end }}
+{{- if and .Values.mcp.enabled (not .Values.mcp.exchangeUrl) }}
+{{- fail "mcp.exchangeUrl is required when mcp.enabled (the IdP's RFC 8693 token endpoint)" }}
+{{- end }}
+{{- if and .Values.mcp.enabled (not .Values.secrets.existingSecret) (not .Values.secrets.mcpClientSecret) }}
+{{- fail "secrets.mcpClientSecret (MUNINN_MCP_CLIENT_SECRET, the bridge's secret at the IdP) is required when mcp.enabled, or put it in secrets.existingSecret" }}
+{{- end }}
 {{- if and (gt (int .Values.projector.replicas) 1) (not .Values.keyStore.persistence.enabled) }}
 {{- fail "keyStore.persistence.enabled=false leaves each pod its own MUNINN_KEY_DIR; every process must share it" }}
 {{- end }}
@@ -129,12 +135,14 @@ spec:
         periodSeconds: 10
         timeoutSeconds: 5
       {{- else if and (eq .probe "metrics") $ctx.Values.metrics.enabled }}
+      # No health endpoint in this role. Liveness is the metrics listener, not a scrape: a scrape queries Neo4j
+      # and Kafka (lag, queue depth), and an outage there must not restart the projector in a loop.
       startupProbe:
         tcpSocket: { port: metrics }
         periodSeconds: 5
         failureThreshold: 60
       livenessProbe:
-        httpGet: { path: /metrics, port: metrics }
+        tcpSocket: { port: metrics }
         periodSeconds: 20
         timeoutSeconds: 5
       {{- end }}
