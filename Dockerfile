@@ -5,6 +5,9 @@
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS deps
+# The npm the project uses: package.json's allowScripts (onnxruntime-node's download step denied) needs it.
+ARG NPM_VERSION=11.19.1
+RUN npm install -g "npm@${NPM_VERSION}" --no-audit --no-fund
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
