@@ -14,6 +14,11 @@ export default defineConfig({
       },
       {
         resolve,
+        // The Cypher each read and arm sends, captured by a recording executor: no database.
+        test: { name: 'cypher', include: ['test/cypher/**/*.test.ts'], environment: 'node' },
+      },
+      {
+        resolve,
         test: {
           name: 'int',
           include: ['test/int/**/*.test.ts', 'test/e2e/**/*.test.ts'],

@@ -167,3 +167,9 @@ export function relType(name: string): string {
     throw new MuninnError('INTERNAL', `relationship type not allow-listed: ${name}`);
   return name;
 }
+
+/** What the graph adapters use of the executor (a recording fake implements it in test/cypher). */
+export type Executor = Pick<
+  CypherExecutor,
+  'read' | 'write' | 'readTx' | 'writeTx' | 'autoCommit' | 'ping' | 'close'
+>;

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
+import type { Sent } from './recording-executor.ts';
+import { recordedRoles } from './roles.ts';
+
+/**
+ * The Cypher tier: every scoped read and every recall arm sends the one scope predicate, with the
+ * scope's parameters, for a fixed ReadScope. No database: the recording executor captures the text and
+ * the parameters; the snapshots pin the whole text, so a changed filter is a reviewed diff.
+ */
+const scope: ReadScope = {
+  tenant: 't1',
+  grants: [
+    { root: 'acme/eng', maxSensitivity: 'INTERNAL' },
+    { root: null, maxSensitivity: 'PUBLIC' },
+  ],
+};
+const scopeParams = {
+  tenant: 't1',
+  grants: [
+    { root: 'acme/eng', labels: ['PUBLIC', 'INTERNAL'] },
+    { root: null, labels: ['PUBLIC'] },
+  ],
+  allLabels: 4,
+};
+/** The record predicate (on the bound record) and the entity predicate (visible through a readable record). */
+const RECORD_SCOPE = `.tenant = $tenant
+  AND any(g IN $grants WHERE (g.root IS NULL OR`;
+const ENTITY_SCOPE = `.tenant = $tenant
+  AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = $allLabels)
+       OR EXISTS { MATCH (`;
+
+const arm = (over: Partial<ArmQuery> = {}): ArmQuery => ({
+  scope,
+  namespace: 'acme/eng/web',
+  classes: null,
+  validAt: '2026-01-01T00:00:00.000Z',
+  knownAt: null,
+  k: 10,
+  ...over,
+});
+const past = '2025-06-01T00:00:00.000Z';
+const query = { namespace: 'acme/eng', textContains: 'Deploy', predicate: 'uses' };
+/** Answers for the subtree-size probe: a small request (exact scans) or a large one (indexes). */
+const small = { 'recall.size': [{ c: 3 }] };
+const large = { 'recall.size': [{ c: 50_000 }] };
+
+/** Every statement a call sent; each must filter by the scope, and the whole text is snapshotted. */
+async function sentBy(answers: object, call: (r: ReturnType<typeof recordedRoles>) => Promise<unknown>) {
+  const roles = recordedRoles(answers);
+  await call(roles);
+  return roles.db.sent;
+}
+
+/**
+ * The arms' size probe only counts the request's records to choose a strategy (an exact scan or an
+ * index) and never returns a record: it is bounded by tenant and namespace, not by grants.
+ */
+const SIZE_PROBE = 'recall.size';
+
+function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'record') {
+  expect(sent.filter((s) => s.op !== SIZE_PROBE).length).toBeGreaterThan(0);
+  for (const s of sent) {
+    if (s.op === SIZE_PROBE) {
+      expect(s.cypher).toContain('n.tenant = $tenant AND n.namespace IN $chain');
+      continue;
+    }
+    expect(s.cypher, s.op).toContain(predicate === 'record' ? RECORD_SCOPE : ENTITY_SCOPE);
+    expect(s.params, s.op).toMatchObject(scopeParams);
+  }
+}
+
+const snapshot = (sent: readonly Sent[]) =>
+  sent.map((s) => ({ op: s.op, cypher: s.cypher, params: s.params }));
+
+const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promise<unknown>]> = [
+  ['record now', (r) => r.reads.record(scope, 'r1')],
+  ['record as of', (r) => r.reads.record(scope, 'r1', { knownAt: past, validAt: past })],
+  ['records now', (r) => r.reads.records(scope, query, {}, 20, 'r0')],
+  [
+    'records as of',
+    (r) => r.reads.records(scope, { ...query, classes: ['FACT'] }, { knownAt: past }, 20, null),
+  ],
+  ['recordCount', (r) => r.reads.recordCount(scope, query, { validAt: past })],
+  ['history', (r) => r.reads.history(scope, 'r1')],
+  ['relations', (r) => r.reads.relations(scope, 'r1')],
+  ['reviewQueue', (r) => r.reads.reviewQueue(scope, 'acme/eng', 10, null)],
+  ['recordsByIds', (r) => r.reads.recordsByIds(scope, ['r1', 'r2'], past)],
+  ['relateCandidates', (r) => r.lookups.relateCandidates(scope, 'acme/eng/web', 'Deploy', [0.1, 0.2], 5)],
+  ['analytics recordCounts', (r) => r.analytics.recordCounts(scope, query, { knownAt: past })],
+  ['analytics linksAmong', (r) => r.analytics.linksAmong(scope, query, {})],
+  [
+    'analytics changes',
+    (r) =>
+      r.analytics.changes(
+        scope,
+        { namespace: 'acme/eng', from: past, to: '2026-01-01T00:00:00.000Z' },
+        5,
+        null,
+      ),
+  ],
+  [
+    'analytics changeCounts',
+    (r) =>
+      r.analytics.changeCounts(scope, { namespace: 'acme/eng', from: past, to: '2026-01-01T00:00:00.000Z' }),
+  ],
+];
+
+const entityReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promise<unknown>]> = [
+  ['entities', (r) => r.reads.entities(scope, ['e1'])],
+  ['findEntity', (r) => r.reads.findEntity(scope, { alias: 'Mercury', type: 'planet' })],
+  ['entityNeighbours', (r) => r.lookups.entityNeighbours(scope, [0.1, 0.2], 3)],
+  ['entitiesNamed', (r) => r.arms.entitiesNamed(scope, ['mercury'], 5)],
+];
+
+const recallArms: Array<[string, object, (r: ReturnType<typeof recordedRoles>) => Promise<unknown>]> = [
+  ['lexicalArm small', small, (r) => r.arms.lexicalArm(arm(), 'deploy the web app', 50)],
+  ['lexicalArm large', large, (r) => r.arms.lexicalArm(arm(), 'deploy the web app', 50)],
+  ['lexicalArm large as of', large, (r) => r.arms.lexicalArm(arm({ knownAt: past }), 'deploy the web', 50)],
+  ['vectorArm small', small, (r) => r.arms.vectorArm(arm(), [0.1, 0.2])],
+  ['vectorArm large', large, (r) => r.arms.vectorArm(arm({ classes: ['FACT'] }), [0.1, 0.2])],
+  ['graphArm small', small, (r) => r.arms.graphArm(arm(), ['e1'])],
+  ['graphArm large', large, (r) => r.arms.graphArm(arm({ knownAt: past }), ['e1'])],
+  ['scopeArm', {}, (r) => r.arms.scopeArm(arm())],
+];
+
+describe('the scope predicate of every scoped read', () => {
+  for (const [name, call] of recordReads) {
+    it(`${name} filters records by the scope`, async () => {
+      const sent = await sentBy({}, call);
+      expectScoped(sent);
+      expect(snapshot(sent)).toMatchSnapshot();
+    });
+  }
+  for (const [name, call] of entityReads) {
+    it(`${name} shows only visible entities`, async () => {
+      const sent = await sentBy({}, call);
+      expectScoped(sent, 'entity');
+      expect(snapshot(sent)).toMatchSnapshot();
+    });
+  }
+});
+
+describe('the scope predicate of every recall arm', () => {
+  for (const [name, answers, call] of recallArms) {
+    it(`${name} filters candidates by the scope before ranking`, async () => {
+      const sent = await sentBy(answers, call);
+      expectScoped(sent);
+      expect(snapshot(sent)).toMatchSnapshot();
+    });
+  }
+});
