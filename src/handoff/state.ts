@@ -22,95 +22,25 @@
  * Trust: the chain is verified from genesis by `verifyChain` and then anchored at the committed checkpoint
  * (`trustChain`): if the manifest at checkpoint.seq no longer has the committed hash, nothing is trusted.
  */
-import { z } from 'zod';
-import { isMuninnError, MuninnError } from '../domain/errors.ts';
+import { isMuninnError } from '../domain/errors.ts';
 import type { ChainBreak, ChainEntry, ChainResult } from './outbox.ts';
+import {
+  initialHandoffState,
+  type HandoffCheckpoint,
+  type HandoffLease,
+  type HandoffState,
+} from '../domain/handoff-state.ts';
+import type { HandoffStateStore } from '../ports/handoff-state.ts';
 
-export interface HandoffCheckpoint {
-  /** Last committed manifest sequence; 0 before the first commit. */
-  seq: number;
-  manifestHash: string | null;
-  committedAt: string | null;
-  /** Lease id the last commit was made with (lets an exact repeat be recognised). Never returned to callers. */
-  leaseId: string | null;
-}
-
-export interface HandoffLease {
-  seq: number;
-  holder: string;
-  /** Random lease id handed to the holder; required for renew and commit. */
-  leaseId: string;
-  acquiredAt: string;
-  expiresAt: string;
-}
-
-export interface HandoffState {
-  stream: string;
-  checkpoint: HandoffCheckpoint;
-  /** Possibly expired: expiry is evaluated against the clock, never by a background sweep. */
-  lease: HandoffLease | null;
-  /** lease-held / lease-expired / lease-unknown refusals. */
-  leaseConflicts: number;
-  /** Every other refusal of acquire or commit (skip, rewind, hash mismatch, inconsistent repeat, chain). */
-  checkpointConflicts: number;
-  /** Expired leases taken over by a new acquire. */
-  leaseExpiries: number;
-}
-
-export const initialHandoffState = (stream: string): HandoffState => ({
-  stream,
-  checkpoint: { seq: 0, manifestHash: null, committedAt: null, leaseId: null },
-  lease: null,
-  leaseConflicts: 0,
-  checkpointConflicts: 0,
-  leaseExpiries: 0,
-});
-
-const HEX64 = /^[0-9a-f]{64}$/;
-const isoString = z.string().refine((s) => !Number.isNaN(Date.parse(s)), 'ISO timestamp');
-const count = z.number().int().nonnegative();
-const handoffStateSchema = z.strictObject({
-  stream: z.string().min(1),
-  checkpoint: z.strictObject({
-    seq: count,
-    manifestHash: z.string().regex(HEX64).nullable(),
-    committedAt: isoString.nullable(),
-    leaseId: z.string().min(1).nullable(),
-  }),
-  lease: z
-    .strictObject({
-      seq: z.number().int().positive(),
-      holder: z.string().min(1),
-      leaseId: z.string().min(1),
-      acquiredAt: isoString,
-      expiresAt: isoString,
-    })
-    .nullable(),
-  leaseConflicts: count,
-  checkpointConflicts: count,
-  leaseExpiries: count,
-});
-
-/** For adapters: validates persisted state (a corrupt record is INTERNAL, never silently reset). */
-export function parseHandoffState(raw: unknown): HandoffState {
-  const r = handoffStateSchema.safeParse(raw);
-  if (!r.success) throw new MuninnError('INTERNAL', 'handoff state record is invalid');
-  const s = r.data;
-  if ((s.checkpoint.seq === 0) !== (s.checkpoint.manifestHash === null))
-    throw new MuninnError('INTERNAL', 'handoff state record is invalid');
-  return s;
-}
-
-/**
- * Port: handoff state per stream. `read` returns `initialHandoffState(stream)` when nothing is stored.
- * `transact` is an atomic read-modify-write: `fn` sees the current state; a non-null `next` replaces it
- * in the same transaction. `fn` is pure and synchronous and may be invoked more than once (driver retries);
- * only the last invocation's outcome counts.
- */
-export interface HandoffStateStore {
-  read(stream: string): Promise<HandoffState>;
-  transact<T>(stream: string, fn: (s: HandoffState) => { next: HandoffState | null; result: T }): Promise<T>;
-}
+// The state and its store's port live in the domain and the ports (an adapter implements the store).
+export {
+  initialHandoffState,
+  parseHandoffState,
+  type HandoffCheckpoint,
+  type HandoffLease,
+  type HandoffState,
+} from '../domain/handoff-state.ts';
+export type { HandoffStateStore } from '../ports/handoff-state.ts';
 
 /** In-memory store for tests and single-process use: transact calls are serialized; states are copied. */
 export function memoryHandoffStateStore(): HandoffStateStore {

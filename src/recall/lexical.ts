@@ -5,16 +5,10 @@
  * exist). So the fulltext index only finds candidates, already filtered by entitlement; they are ranked
  * here with BM25 whose statistics come from the candidates themselves.
  */
+import { STOP, terms, type LexicalCandidate } from '../domain/lexical-terms.ts';
 
-/** A record the lexical arm found, with what is searched of it. */
-export interface LexicalCandidate {
-  readonly id: string;
-  readonly subject: string;
-  readonly text: string;
-  /** The neighbouring turns of the turn it cites (domain/turn-context.ts), if any. */
-  readonly context: string | null;
-  readonly validFrom: string;
-}
+// The adapter's fulltext query splits words the same way: the split lives in the domain, shared by both.
+export { terms, type LexicalCandidate };
 
 /** A document BM25 ranks. */
 export interface LexicalDocument {
@@ -44,16 +38,6 @@ export function lexicalDocuments(c: LexicalCandidate): {
     own: { id: c.id, text: own },
     withContext: { id: c.id, text: c.context ? `${own}\n${c.context}` : own },
   };
-}
-
-const STOP = new Set(['and', 'or', 'not', 'to']);
-
-/** The same word split as the fulltext query (lower case, letters, digits, _ and -). */
-export function terms(text: string): string[] {
-  return text
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}_-]+/u)
-    .filter((w) => w.length > 1 && !STOP.has(w));
 }
 
 /** BM25 (k1 1.2, b 0.75) over the candidate set; ties by id. Candidates matching no term score 0 and drop. */

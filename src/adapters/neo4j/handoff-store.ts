@@ -1,10 +1,6 @@
 import { canonicalJson } from '../../domain/canonical.ts';
-import {
-  initialHandoffState,
-  parseHandoffState,
-  type HandoffState,
-  type HandoffStateStore,
-} from '../../handoff/state.ts';
+import { initialHandoffState, parseHandoffState, type HandoffState } from '../../domain/handoff-state.ts';
+import type { HandoffStateStore } from '../../ports/handoff-state.ts';
 import type { CypherExecutor } from './executor.ts';
 
 /**
