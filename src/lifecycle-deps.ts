@@ -33,7 +33,7 @@ export async function lifecycleDeps(
     ledger: p.ledger,
     keys: p.keys,
     lookups: new Neo4jErasureLookups(p.store.db),
-    store: p.store,
+    store: p.store.lookups,
     projection: p.waiter,
     verifier: p.verifier,
     approvers: config.erasure.approvers,

@@ -193,14 +193,14 @@ export async function buildServices(
   const admission = await loadAdmissionPolicy(config.policyFile);
   // One model call per batch of concurrent requests (adapters/embedders/batching.ts).
   const embedder = new BatchingEmbedder(measuredEmbedder(await createEmbedder(config), telemetry));
-  const policy = referencePolicy(store, config.access);
+  const policy = referencePolicy(store.lookups, config.access);
   const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
   // Production refuses to start without MUNINN_FINGERPRINT_KEY (config); elsewhere a persisted dev key.
   const fingerprintKey = config.fingerprintKey ?? (await ensureDevFingerprintKey(config.stateDir));
-  const records = new RecordsService(store, policy);
+  const records = new RecordsService(store.reads, policy);
   const writes = new WriteService({
     ledger,
-    store,
+    store: store.lookups,
     policy,
     admission,
     budget: new WriteBudget(
@@ -222,7 +222,7 @@ export async function buildServices(
     overload: new OverloadGuard(config.http.overload, () => waiter.lagMs()),
   });
   const recall = new RecallService({
-    store,
+    store: store.arms,
     policy,
     embedder,
     clock: systemClock,
@@ -246,7 +246,7 @@ export function evalPorts(
   principal: Principal,
 ): EvaluatePorts {
   return {
-    database: store,
+    database: store.admin,
     clock: systemClock,
     async propose(r) {
       const receipt = await built.writes.propose(principal, r.input, true);
@@ -254,7 +254,9 @@ export function evalPorts(
         throw new Error(`seeding ${r.fixtureId}: ${receipt.outcome} ${receipt.reason ?? ''}`);
     },
     async recordOf(key) {
-      return (await store.receipt(principal.tenant, receiptKey(principal, key)))?.recordId ?? undefined;
+      return (
+        (await store.lookups.receipt(principal.tenant, receiptKey(principal, key)))?.recordId ?? undefined
+      );
     },
     async recall(q) {
       const r = await built.recall.recall(principal, {
@@ -278,17 +280,18 @@ export async function startMuninn(
   const rules = await loadRetentionRules(config.retention.rulesFile);
   const { store, ledger, keys, decode } = connectAdapters(config, logger);
   try {
-    await store.migrate();
+    await store.admin.migrate();
     await ledger.ensureTopics();
   } catch (e) {
-    await Promise.allSettled([store.close(), ledger.close()]);
+    await Promise.allSettled([store.admin.close(), ledger.close()]);
     throw e;
   }
-  const waiter = new ProjectionWaiter(store, config.kafka.topic);
+  const waiter = new ProjectionWaiter(store.projector, config.kafka.topic);
   const otlp = config.otlpEndpoint ? startOtlp(config.otlpEndpoint) : undefined;
   const prometheus = config.metrics
     ? new PrometheusTelemetry({
-        lag: async () => (await projectionStatus(ledger, store, config.kafka.topic, () => true)).partitions,
+        lag: async () =>
+          (await projectionStatus(ledger, store.projector, config.kafka.topic, () => true)).partitions,
         reviewQueueDepth: () => reviewQueueDepth(store.db),
       })
     : undefined;
@@ -309,7 +312,7 @@ export async function startMuninn(
   if (config.role !== 'api') {
     projector = new Projector({
       ledger,
-      store,
+      store: store.projector,
       topic: config.kafka.topic,
       groupId: config.kafka.groupId,
       sessionTimeoutMs: config.kafka.sessionTimeoutMs,
@@ -377,16 +380,16 @@ export async function startMuninn(
         recall: built.recall,
         erasure,
         holds,
-        projection: () => projectionStatus(ledger, store, config.kafka.topic, projectorHealthy),
-        analytics: new AnalyticsService(store, new Neo4jAnalytics(store), built.policy),
+        projection: () => projectionStatus(ledger, store.projector, config.kafka.topic, projectorHealthy),
+        analytics: new AnalyticsService(store.reads, new Neo4jAnalytics(store.db), built.policy),
       },
       readiness: async () => {
         const checks: Record<string, string> = {};
         let ready = true;
         try {
-          await store.ping();
+          await store.admin.ping();
           checks['neo4j'] = 'ok';
-          const migrated = await store.migrationsApplied();
+          const migrated = await store.admin.migrationsApplied();
           checks['migrations'] = migrated ? 'ok' : 'pending';
           ready &&= migrated;
         } catch {
@@ -422,7 +425,7 @@ export async function startMuninn(
         waiter.close();
         await projector?.stop();
         await ledger.close();
-        await store.close();
+        await store.admin.close();
         await embedder?.close?.();
         await otlp?.shutdown();
       })()),

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { collapseBySpan, spanKey } from '../../src/recall/collapse.ts';
 import { lexicalDocuments, rankLexical } from '../../src/recall/lexical.ts';
 import { turnContext, type ContextTurn } from '../../src/domain/turn-context.ts';
-import { scopeClause, scopeTerms } from '../../src/adapters/neo4j/scope-terms.ts';
+import { scopeClause, scopeTerms } from '../../src/adapters/neo4j/scope.ts';
 
 const src = (episodeId: string, start: number, end: number, label: string | null) =>
   JSON.stringify([{ episodeId, start, end, label }]);
@@ -88,7 +88,7 @@ describe('turn context (domain/turn-context.ts)', () => {
   });
 });
 
-describe('scope terms (scope-terms.ts)', () => {
+describe('scope terms (scope.ts)', () => {
   it('a record matches the clause of its namespace, of its ancestors (subtree) and of nothing else', () => {
     const doc = new Set(scopeTerms('acme', 'acme/payments/api').split(' '));
     const matches = (tenant: string, ns: string) =>

@@ -8,26 +8,28 @@ import type {
   RecordLink,
 } from '../../ports/analytics.ts';
 import type { AsOf, Page, ReadScope, RecordQuery } from '../../ports/graph.ts';
-import { scopeParams, SCOPE_WHERE, toRevisionView, type Neo4jGraphStore } from './graph-store.ts';
-import type { CypherExecutor } from './executor.ts';
+import type { Executor } from './executor.ts';
+import { toRevisionView } from './mapping.ts';
+import { recordFilter } from './record-reads.ts';
+import { IN_SUBTREE, SCOPE_WHERE, scopeParams } from './scope.ts';
 
 /**
  * The analysts' read model, in hand-written Cypher through the one executor. Counts and neighbourhoods
- * reuse the exact filter text of `records` (`Neo4jGraphStore.recordFilter`: scope, subtree, statuses and
+ * reuse the exact filter text of `records` (`recordFilter` of record-reads.ts: scope, subtree, statuses and
  * both time axes), so a count always equals what the listing would return; `changes` applies the same
- * scope predicate (SCOPE_WHERE) to the record before it looks at any revision.
+ * scope predicate (scope.ts) to the record before it looks at any revision.
  */
 export class Neo4jAnalytics implements AnalyticsReads {
-  constructor(private readonly store: Neo4jGraphStore) {}
+  constructor(private readonly db: Executor) {}
 
   async recordCounts(scope: ReadScope, q: RecordQuery, asOf: AsOf): Promise<RecordCounts> {
-    const f = this.store.recordFilter(scope, q, asOf, null);
+    const f = recordFilter(scope, q, asOf, null);
     const tally = (m: Map<string, number>, key: string, n: number) => m.set(key, (m.get(key) ?? 0) + n);
     const sorted = (m: Map<string, number>): CountBucket[] =>
       [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, count]) => ({ key, count }));
     // One read transaction; Neo4j aggregates, only the groups come back: one per (class, status,
     // predicate) combination that occurs, and one per entity.
-    return this.store.db.readTx('analytics.counts', async (tx) => {
+    return this.db.readTx('analytics.counts', async (tx) => {
       const groups = await tx.run(
         `${f.cypher} RETURN n.class AS class, v.status AS status, v.predicate AS predicate, count(*) AS c`,
         f.params,
@@ -60,9 +62,9 @@ export class Neo4jAnalytics implements AnalyticsReads {
   }
 
   async linksAmong(scope: ReadScope, q: RecordQuery, asOf: AsOf): Promise<RecordLink[]> {
-    const f = this.store.recordFilter(scope, q, asOf, null);
+    const f = recordFilter(scope, q, asOf, null);
     // Both ends come out of the same scoped filter; a relation recorded after knownAt did not exist then.
-    const res = await this.store.db.read(
+    const res = await this.db.read(
       'analytics.links',
       `${f.cypher}
        WITH collect(DISTINCT n) AS ns
@@ -85,7 +87,7 @@ export class Neo4jAnalytics implements AnalyticsReads {
   }
 
   async sameAs(tenant: string, entityId: string): Promise<string[]> {
-    const res = await this.store.db.read(
+    const res = await this.db.read(
       'analytics.sameAs',
       `MATCH (:Entity {tenant: $tenant, id: $id})-[:SAME_AS]-(o:Entity {tenant: $tenant})
        RETURN DISTINCT o.id AS id ORDER BY id`,
@@ -100,7 +102,7 @@ export class Neo4jAnalytics implements AnalyticsReads {
    */
   private changeQuery(scope: ReadScope, q: ChangeQuery) {
     const cypher = `MATCH (n:Record) WHERE ${SCOPE_WHERE}
-         AND (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/')
+         AND ${IN_SUBTREE}
          AND ($classes IS NULL OR n.class IN $classes)
        MATCH (n)-[:HAS_REVISION]->(v:Revision)
        WHERE v.recordedAt > $from AND v.recordedAt <= $to
@@ -127,7 +129,7 @@ export class Neo4jAnalytics implements AnalyticsReads {
     after: string | null,
   ): Promise<Page<Change>> {
     const { cypher, params } = this.changeQuery(scope, q);
-    const res = await this.store.db.read(
+    const res = await this.db.read(
       'analytics.changes',
       `${cypher}
        WITH n, v, kind, v.recordedAt + '|' + n.id + '|' + kind AS cursor WHERE cursor > $after
@@ -150,7 +152,7 @@ export class Neo4jAnalytics implements AnalyticsReads {
 
   async changeCounts(scope: ReadScope, q: ChangeQuery): Promise<CountBucket[]> {
     const { cypher, params } = this.changeQuery(scope, q);
-    const res = await this.store.db.read(
+    const res = await this.db.read(
       'analytics.changeCounts',
       `${cypher} RETURN kind AS key, count(*) AS c ORDER BY key`,
       params,
@@ -160,7 +162,7 @@ export class Neo4jAnalytics implements AnalyticsReads {
 }
 
 /** Proposals waiting for a reviewer over every tenant: an operator's figure (/metrics), never a tenant's answer. */
-export async function reviewQueueDepth(db: CypherExecutor): Promise<number> {
+export async function reviewQueueDepth(db: Executor): Promise<number> {
   const res = await db.read(
     'metrics.reviewQueue',
     `MATCH (n:Record {status: 'CANDIDATE'}) RETURN count(n) AS c`,

@@ -2,8 +2,9 @@ import type { Record as Neo4jRecord } from 'neo4j-driver';
 import { namespaceChain, type RecordClass, type RecordStatus, type Sensitivity } from '../../domain/model.ts';
 import type { ReadScope } from '../../domain/policy.ts';
 import type { EntityFacts, EntityProbe, RelatedCandidate, RelateQuery } from '../../ports/graph.ts';
-import type { CypherExecutor } from './executor.ts';
-import { entityVisible, SCOPE_WHERE, scopeParams, toEntity } from './graph-store.ts';
+import type { Executor } from './executor.ts';
+import { toEntity } from './mapping.ts';
+import { entityVisible, IN_CHAIN_OR_SUBTREE, SCOPE_WHERE, scopeParams } from './scope.ts';
 
 /**
  * The write path's lookups for a whole request at once (ingest's "gather" step): one round trip per kind
@@ -12,17 +13,16 @@ import { entityVisible, SCOPE_WHERE, scopeParams, toEntity } from './graph-store
  * subquery, so every item gets exactly the answer it would get alone, under the same scope predicate.
  */
 
-// A function, not a constant: graph-store.ts and this module import each other.
 const relateWhere = (): string => `${SCOPE_WHERE} AND n.class <> 'OBSERVATION'
   AND n.status IN ['ACTIVE', 'CONTESTED', 'CANDIDATE']
-  AND (n.namespace IN $chain OR n.namespace STARTS WITH $ns + '/')`;
+  AND ${IN_CHAIN_OR_SUBTREE}`;
 
 const RELATE_RETURN = `RETURN q.i AS i, n.id AS id, n.namespace AS namespace, n.sensitivity AS sensitivity,
   n.class AS class, n.subject AS subject, n.predicate AS predicate, n.object AS object, n.text AS text,
   n.status AS status, n.version AS version, n.confidence AS confidence, score`;
 
 export async function relateCandidatesMany(
-  db: CypherExecutor,
+  db: Executor,
   scope: ReadScope,
   namespace: string,
   queries: readonly RelateQuery[],
@@ -123,7 +123,7 @@ function toRelated(r: Neo4jRecord, seen: ReadonlyMap<string, RelatedCandidate>):
  * id is taken and by a visible entity. Visibility is the read path's one entity predicate.
  */
 export async function entityFacts(
-  db: CypherExecutor,
+  db: Executor,
   scope: ReadScope,
   probes: readonly EntityProbe[],
 ): Promise<EntityFacts[]> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CypherExecutor } from './executor.ts';
+import type { Executor } from './executor.ts';
 
 /**
  * Migrating is done by one process at a time. Two replicas (or a test worker next to a server) starting
@@ -22,7 +22,7 @@ export interface LockOptions {
 const LOCK_ID = 'migrations';
 
 export async function withMigrationLock<T>(
-  db: CypherExecutor,
+  db: Executor,
   fn: () => Promise<T>,
   opts: LockOptions = {},
 ): Promise<T> {
@@ -49,7 +49,7 @@ export async function withMigrationLock<T>(
 }
 
 /** Without the constraint two first MERGEs could create two lock nodes; creating it can itself race. */
-async function ensureLockConstraint(db: CypherExecutor): Promise<void> {
+async function ensureLockConstraint(db: Executor): Promise<void> {
   const create = () =>
     db.autoCommit(
       'migrations.lockConstraint',
@@ -68,7 +68,7 @@ async function ensureLockConstraint(db: CypherExecutor): Promise<void> {
  * holder is read (so two takers serialise and the second sees the first's commit), then the lock is
  * taken only if it is free or its lease has lapsed.
  */
-async function tryAcquire(db: CypherExecutor, holder: string, leaseMs: number): Promise<boolean> {
+async function tryAcquire(db: Executor, holder: string, leaseMs: number): Promise<boolean> {
   const now = Date.now();
   const res = await db.write<{ holder: string | null }>(
     'migrations.lock',

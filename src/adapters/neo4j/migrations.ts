@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { sha256Hex } from '../../domain/canonical.ts';
-import type { CypherExecutor } from './executor.ts';
+import type { Executor } from './executor.ts';
 
 /** Numbered migrations in cypher/migrations, applied once each, in order, and recorded in the graph. */
 const DIR = fileURLToPath(new URL('../../../cypher/migrations/', import.meta.url));
@@ -29,7 +29,7 @@ export async function loadMigrations(dir = DIR): Promise<Migration[]> {
   );
 }
 
-export async function applyMigrations(db: CypherExecutor): Promise<string[]> {
+export async function applyMigrations(db: Executor): Promise<string[]> {
   const all = await loadMigrations();
   const done = await db.read<{ id: string; checksum: string }>(
     'migrations.list',
@@ -54,7 +54,7 @@ export async function applyMigrations(db: CypherExecutor): Promise<string[]> {
   return newly;
 }
 
-export async function migrationsApplied(db: CypherExecutor): Promise<boolean> {
+export async function migrationsApplied(db: Executor): Promise<boolean> {
   const all = await loadMigrations();
   const res = await db.read<{ n: number }>(
     'migrations.count',

@@ -1,0 +1,125 @@
+import { canonicalJson, sha256Hex } from '../../domain/canonical.ts';
+import type { GraphAdmin } from '../../ports/graph.ts';
+import type { Executor } from './executor.ts';
+import { withMigrationLock } from './migration-lock.ts';
+import { applyMigrations, migrationsApplied } from './migrations.ts';
+import { scopeTerms } from './scope.ts';
+
+/** A node's stable key in the canonical dump (records, entities, episodes by id; revisions and chunks by parent). */
+const NODE_KEY = (v: string) =>
+  `coalesce(${v}.id, ${v}.recordId + '#' + toString(${v}.version), ${v}.episodeId + '#' + toString(${v}.index))`;
+
+/** Operating the database: migrations, health, the test-database mark, the state hash, wipe and close. */
+export class Neo4jGraphAdmin implements GraphAdmin {
+  constructor(private readonly db: Executor) {}
+
+  /** One process at a time (see migration-lock.ts): the schema statements and the backfill, then release. */
+  async migrate(): Promise<{ applied: string[] }> {
+    return withMigrationLock(this.db, async () => {
+      const applied = await applyMigrations(this.db);
+      await this.backfillScopeTerms();
+      return { applied };
+    });
+  }
+
+  /**
+   * Records projected before migration 009 get their scope terms (one write per namespace), once: a
+   * Migration node marks it done, so a start does not scan every record again.
+   */
+  private async backfillScopeTerms(): Promise<void> {
+    const done = await this.db.read(
+      'migrations.scopeTermsDone',
+      `MATCH (m:Migration {id: 'backfill.scopeTerms'}) RETURN count(m) AS c`,
+    );
+    if (Number(done.records[0]?.get('c') ?? 0) > 0) return;
+    const res = await this.db.read(
+      'migrations.scopeTermsMissing',
+      `MATCH (n:Record) WHERE n.scopeTerms IS NULL RETURN DISTINCT n.tenant AS tenant, n.namespace AS ns`,
+    );
+    for (const r of res.records) {
+      const tenant = String(r.get('tenant'));
+      const ns = String(r.get('ns'));
+      await this.db.write(
+        'migrations.scopeTerms',
+        `MATCH (n:Record) WHERE n.tenant = $tenant AND n.namespace = $ns AND n.scopeTerms IS NULL
+         SET n.scopeTerms = $terms`,
+        { tenant, ns, terms: scopeTerms(tenant, ns) },
+      );
+    }
+    await this.db.write('migrations.record', `MERGE (m:Migration {id: 'backfill.scopeTerms'})`);
+  }
+
+  migrationsApplied(): Promise<boolean> {
+    return migrationsApplied(this.db);
+  }
+
+  ping(): Promise<void> {
+    return this.db.ping();
+  }
+
+  async isTestDatabase(): Promise<boolean> {
+    const res = await this.db.read('marker.test', 'MATCH (m:TestDatabase {id: 1}) RETURN count(m) AS c');
+    return Number(res.records[0]?.get('c') ?? 0) > 0;
+  }
+
+  async markTestDatabase(marked: boolean): Promise<void> {
+    await this.db.write(
+      'marker.mark',
+      marked ? 'MERGE (m:TestDatabase {id: 1})' : 'MATCH (m:TestDatabase {id: 1}) DELETE m',
+    );
+  }
+
+  async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {
+    // Canonical dump: every domain node as label + sorted properties, every relationship between domain
+    // nodes as (start key, type, end key, properties); both sorted, then hashed. Checkpoints and
+    // migration bookkeeping are not domain state.
+    const nodes = await this.db.read(
+      'state.nodes',
+      `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk OR n:Grant
+         OR n:Hold
+       RETURN labels(n) AS l, properties(n) AS p`,
+    );
+    const rels = await this.db.read(
+      'state.rels',
+      `MATCH (a)-[r]->(b)
+       WHERE (a:Record OR a:Revision OR a:Entity OR a:Episode OR a:Chunk)
+         AND (b:Record OR b:Revision OR b:Entity OR b:Episode OR b:Chunk)
+       RETURN labels(a) AS la, a.tenant AS ta, ${NODE_KEY('a')} AS ka, type(r) AS t, properties(r) AS p,
+              labels(b) AS lb, b.tenant AS tb, ${NODE_KEY('b')} AS kb`,
+    );
+    const lines = [
+      ...nodes.records.map((r) => 'N' + canonicalJson({ l: [...r.get('l')].sort(), p: r.get('p') })),
+      ...rels.records.map(
+        (r) =>
+          'R' +
+          canonicalJson({
+            a: [r.get('la'), r.get('ta'), r.get('ka')],
+            t: r.get('t'),
+            p: r.get('p'),
+            b: [r.get('lb'), r.get('tb'), r.get('kb')],
+          }),
+      ),
+    ].sort();
+    return {
+      hash: sha256Hex(lines.join('\n')),
+      nodes: nodes.records.length,
+      relationships: rels.records.length,
+    };
+  }
+
+  async wipe(): Promise<void> {
+    for (;;) {
+      const res = await this.db.write(
+        'state.wipe',
+        `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint OR n:Episode OR n:Chunk
+           OR n:Grant OR n:Hold
+         WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c`,
+      );
+      if (Number(res.records[0]?.get('c') ?? 0) === 0) return;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.db.close();
+  }
+}

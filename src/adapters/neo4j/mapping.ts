@@ -1,0 +1,329 @@
+import type { Record as Neo4jRecord } from 'neo4j-driver';
+import { canonicalJson } from '../../domain/canonical.ts';
+import type {
+  EntityState,
+  EpisodeState,
+  GrantState,
+  Receipt,
+  RecordState,
+  RelationState,
+  RevisionState,
+} from '../../domain/fold.ts';
+import { currentRevision, utilityOf } from '../../domain/fold.ts';
+import type { HoldState } from '../../domain/hold-fold.ts';
+import type { LexicalCandidate } from '../../domain/lexical-terms.ts';
+import type { Sensitivity } from '../../domain/model.ts';
+import type { Approval } from '../../domain/review.ts';
+import { TURN_CONTEXT_EXT } from '../../domain/turn-context.ts';
+import type { RecordView, RevisionView } from '../../ports/graph.ts';
+import { scopeTerms } from './scope.ts';
+
+/*
+ * Rows ↔ state: what the projection writes from folded state (recordRow, episodeRow, relationProps) and
+ * what the reads rebuild from node properties (toRecordState, toRecordView, toEntity, …). Pure: no Cypher.
+ */
+
+export const lexicalCandidate = (r: Record<string, unknown>): LexicalCandidate => ({
+  id: String(r['id']),
+  subject: String(r['subject']),
+  text: String(r['text']),
+  context: optStr(r['context']),
+  validFrom: String(r['validFrom']),
+});
+
+export const RELATION_TYPES = ['EXTENDS', 'CONTRADICTS', 'SUPERSEDES'] as const;
+
+export const relationProps = (x: RelationState) => ({
+  confidence: x.confidence,
+  reason: x.reason,
+  eventId: x.eventId,
+  recordedAt: x.recordedAt,
+});
+
+export function episodeRow(e: EpisodeState) {
+  return {
+    tenant: e.tenant,
+    id: e.id,
+    chunks: e.chunks.map((c) => ({ ...c })),
+    props: {
+      namespace: e.namespace,
+      source: e.source,
+      occurredAt: e.occurredAt,
+      text: e.text,
+      turnsJson: canonicalJson(e.turns),
+      chunksJson: canonicalJson(e.chunks),
+      sensitivity: e.sensitivity,
+      secretRefsJson: canonicalJson(e.secretRefs),
+      flags: [...e.flags],
+      recordedAt: e.recordedAt,
+    },
+  };
+}
+
+export function toEpisode(p: Props): EpisodeState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    namespace: str(p['namespace']),
+    source: str(p['source']),
+    occurredAt: str(p['occurredAt']),
+    text: str(p['text']),
+    turns: JSON.parse(str(p['turnsJson'])) as EpisodeState['turns'],
+    chunks: JSON.parse(str(p['chunksJson'])) as EpisodeState['chunks'],
+    sensitivity: p['sensitivity'] as EpisodeState['sensitivity'],
+    secretRefs: JSON.parse(str(p['secretRefsJson'])) as EpisodeState['secretRefs'],
+    flags: (p['flags'] as string[] | undefined) ?? [],
+    recordedAt: str(p['recordedAt']),
+  };
+}
+
+/** RecordState → the Record node's properties (current revision denormalized) and its revisions. */
+export function recordRow(r: RecordState) {
+  const cur = currentRevision(r);
+  return {
+    tenant: r.tenant,
+    id: r.id,
+    about: [...r.about],
+    props: {
+      namespace: r.namespace,
+      class: r.class,
+      sensitivity: r.sensitivity,
+      confidence: r.confidence,
+      timeSource: r.timeSource,
+      rationale: r.rationale,
+      sourcesJson: canonicalJson(r.sources),
+      extJson: canonicalJson(r.ext),
+      createdAt: r.createdAt,
+      proposedBy: r.proposedBy,
+      proposedVia: [...r.proposedVia],
+      approvalsJson: canonicalJson(r.approvals),
+      approvedAt: r.approvedAt,
+      approvedBy: r.approvedAt ? r.approvals.map((a) => a.by) : [],
+      aboutIds: [...r.about],
+      status: cur.status,
+      version: cur.version,
+      subject: cur.statement.subject,
+      predicate: cur.statement.predicate,
+      object: cur.statement.object,
+      text: cur.statement.text,
+      validFrom: cur.validFrom,
+      validTo: cur.validTo,
+      recordedAt: cur.recordedAt,
+      changesetId: cur.changesetId,
+      subjectKey: cur.statement.subject.trim().toLowerCase(),
+      reviewReasons: [...r.reviewReasons],
+      flags: [...r.flags],
+      embedding: r.embedding?.vector ?? null,
+      embeddingModel: r.embedding?.modelId ?? null,
+      episodeId: r.episodeId,
+      context: typeof r.ext[TURN_CONTEXT_EXT] === 'string' ? r.ext[TURN_CONTEXT_EXT] : null,
+      scopeTerms: scopeTerms(r.tenant, r.namespace),
+      reinforcements: r.reinforcements,
+      feedbackUsed: r.feedback.used,
+      feedbackIgnored: r.feedback.ignored,
+      feedbackWrong: r.feedback.wrong,
+      utility: utilityOf(r.feedback),
+      feedbackVotesJson: canonicalJson(r.votes),
+    },
+    revisions: r.revisions.map((v) => ({
+      version: v.version,
+      subject: v.statement.subject,
+      predicate: v.statement.predicate,
+      object: v.statement.object,
+      text: v.statement.text,
+      status: v.status,
+      validFrom: v.validFrom,
+      validTo: v.validTo,
+      recordedAt: v.recordedAt,
+      retiredAt: v.retiredAt,
+      changesetId: v.changesetId,
+      eventId: v.eventId,
+      reason: v.reason,
+    })),
+  };
+}
+
+export type Props = Record<string, unknown>;
+export const str = (v: unknown): string => String(v);
+export const optStr = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+export const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : []);
+/** Records projected before approvals were kept have none. */
+export const approvalsOf = (n: Props): Approval[] =>
+  n['approvalsJson'] ? (JSON.parse(str(n['approvalsJson'])) as Approval[]) : [];
+
+export function toRecordState(row: Neo4jRecord): RecordState {
+  const n = row.get('n').properties as Props;
+  const vs = (row.get('vs') as Array<{ properties: Props }>).map((v) => v.properties);
+  const revisions: RevisionState[] = vs.map((v) => ({
+    version: Number(v['version']),
+    statement: {
+      subject: str(v['subject']),
+      predicate: str(v['predicate']),
+      object: str(v['object']),
+      text: str(v['text']),
+    },
+    status: v['status'] as RevisionState['status'],
+    validFrom: str(v['validFrom']),
+    validTo: optStr(v['validTo']),
+    recordedAt: str(v['recordedAt']),
+    retiredAt: optStr(v['retiredAt']),
+    changesetId: optStr(v['changesetId']),
+    eventId: str(v['eventId']),
+    reason: optStr(v['reason']),
+  }));
+  return {
+    tenant: str(n['tenant']),
+    id: str(n['id']),
+    namespace: str(n['namespace']),
+    class: n['class'] as RecordState['class'],
+    sensitivity: n['sensitivity'] as RecordState['sensitivity'],
+    confidence: Number(n['confidence']),
+    timeSource: n['timeSource'] as RecordState['timeSource'],
+    rationale: optStr(n['rationale']),
+    about: (n['aboutIds'] as string[] | undefined) ?? [],
+    sources: JSON.parse(str(n['sourcesJson'])) as RecordState['sources'],
+    ext: JSON.parse(str(n['extJson'])) as RecordState['ext'],
+    createdAt: str(n['createdAt']),
+    proposedBy: str(n['proposedBy']),
+    proposedVia: strings(n['proposedVia']),
+    approvals: approvalsOf(n),
+    approvedAt: optStr(n['approvedAt']),
+    revisions,
+    relations: (row.get('rels') as Array<{ type: string; target: string; props: Props }>).map((x) => ({
+      type: x.type as RelationState['type'],
+      target: x.target,
+      confidence: Number(x.props['confidence']),
+      reason: str(x.props['reason']),
+      eventId: str(x.props['eventId']),
+      recordedAt: str(x.props['recordedAt']),
+    })),
+    reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
+    flags: (n['flags'] as string[] | undefined) ?? [],
+    embedding: n['embedding']
+      ? { modelId: str(n['embeddingModel']), vector: (n['embedding'] as number[]).map(Number) }
+      : null,
+    episodeId: optStr(n['episodeId']),
+    reinforcements: Number(n['reinforcements'] ?? 0),
+    feedback: {
+      used: Number(n['feedbackUsed'] ?? 0),
+      ignored: Number(n['feedbackIgnored'] ?? 0),
+      wrong: Number(n['feedbackWrong'] ?? 0),
+    },
+    // Projected before votes were kept: the counts stay, with no caller to replace.
+    votes: n['feedbackVotesJson'] ? (JSON.parse(str(n['feedbackVotesJson'])) as RecordState['votes']) : {},
+  };
+}
+
+export function toHold(p: Props): HoldState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    target: p['target'] as HoldState['target'],
+    namespace: str(p['namespace']),
+    recordId: optStr(p['recordId']),
+    reason: str(p['reason']),
+    placedBy: str(p['placedBy']),
+    placedAt: str(p['placedAt']),
+    releasedAt: optStr(p['releasedAt']),
+    releasedBy: optStr(p['releasedBy']),
+    releaseReason: optStr(p['releaseReason']),
+  };
+}
+
+export function toGrant(p: Props): GrantState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    grantee: str(p['grantee']),
+    namespace: str(p['namespace']),
+    maxSensitivity: p['maxSensitivity'] as Sensitivity,
+    purposes: (p['purposes'] as string[] | null | undefined) ?? null,
+    grantedBy: str(p['grantedBy']),
+    grantedAt: str(p['grantedAt']),
+    revokedAt: optStr(p['revokedAt']),
+    revokeReason: optStr(p['revokeReason']),
+  };
+}
+
+export function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
+  const cur = v ?? n;
+  return {
+    tenant: str(n['tenant']),
+    id: str(n['id']),
+    namespace: str(n['namespace']),
+    class: n['class'] as RecordView['class'],
+    status: cur['status'] as RecordView['status'],
+    version: Number(cur['version']),
+    subject: str(cur['subject']),
+    predicate: str(cur['predicate']),
+    object: str(cur['object']),
+    text: str(cur['text']),
+    sensitivity: n['sensitivity'] as RecordView['sensitivity'],
+    confidence: Number(n['confidence']),
+    validFrom: str(cur['validFrom']),
+    validTo: optStr(cur['validTo']),
+    timeSource: str(n['timeSource']),
+    recordedAt: str(cur['recordedAt']),
+    retiredAt: v ? optStr(v['retiredAt']) : null,
+    createdAt: str(n['createdAt']),
+    changesetId: optStr(cur['changesetId']),
+    rationale: optStr(n['rationale']),
+    about: [...about].sort(),
+    sourcesJson: str(n['sourcesJson']),
+    extJson: str(n['extJson']),
+    proposedBy: str(n['proposedBy']),
+    proposedVia: strings(n['proposedVia']),
+    approvals: approvalsOf(n),
+    approvedAt: optStr(n['approvedAt']),
+    reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
+    flags: (n['flags'] as string[] | undefined) ?? [],
+    reinforcements: Number(n['reinforcements'] ?? 0),
+    utility: Number(n['utility'] ?? 0),
+  };
+}
+
+export function toRevisionView(v: Props): RevisionView {
+  return {
+    version: Number(v['version']),
+    subject: str(v['subject']),
+    predicate: str(v['predicate']),
+    object: str(v['object']),
+    text: str(v['text']),
+    status: v['status'] as RevisionView['status'],
+    validFrom: str(v['validFrom']),
+    validTo: optStr(v['validTo']),
+    recordedAt: str(v['recordedAt']),
+    retiredAt: optStr(v['retiredAt']),
+    changesetId: optStr(v['changesetId']),
+    reason: optStr(v['reason']),
+  };
+}
+
+export function toEntity(p: Props, sameAs: EntityState['sameAs'] = null): EntityState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    name: str(p['name']),
+    type: optStr(p['type']),
+    aliases: (p['aliases'] as string[] | undefined) ?? [],
+    externalIds: (p['externalIds'] as string[] | undefined) ?? [],
+    sameAs,
+    embedding: p['embedding']
+      ? { modelId: str(p['embeddingModel']), vector: (p['embedding'] as number[]).map(Number) }
+      : null,
+  };
+}
+
+export function toReceipt(p: Props): Receipt {
+  return {
+    tenant: str(p['tenant']),
+    idempotencyKey: str(p['idempotencyKey']),
+    commandHash: str(p['commandHash']),
+    eventId: str(p['eventId']),
+    outcome: p['outcome'] as Receipt['outcome'],
+    recordId: optStr(p['recordId']),
+    version: p['version'] === null || p['version'] === undefined ? null : Number(p['version']),
+    reason: optStr(p['reason']),
+    recordedAt: str(p['recordedAt']),
+  };
+}

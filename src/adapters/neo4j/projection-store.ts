@@ -1,0 +1,213 @@
+import type { EntityState, RecordState } from '../../domain/fold.ts';
+import type {
+  Checkpoint,
+  LoadedState,
+  ProjectionStore,
+  ProjectionTx,
+  ProjectionWrite,
+  StateKeys,
+} from '../../ports/graph.ts';
+import { relType, type Executor, type Tx } from './executor.ts';
+import {
+  episodeRow,
+  recordRow,
+  relationProps,
+  RELATION_TYPES,
+  toEntity,
+  toEpisode,
+  toGrant,
+  toHold,
+  toReceipt,
+  toRecordState,
+  type Props,
+} from './mapping.ts';
+
+/** The only writer of the graph: one write transaction per batch (the projector, a rebuild), and the checkpoints. */
+export class Neo4jProjectionStore implements ProjectionStore {
+  constructor(private readonly db: Executor) {}
+
+  projection<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T> {
+    return this.db.writeTx('projector.apply', (tx) => fn(new Neo4jProjectionTx(tx)));
+  }
+
+  async checkpoints(topic: string): Promise<Checkpoint[]> {
+    const res = await this.db.read(
+      'checkpoints.list',
+      'MATCH (c:Checkpoint {topic: $topic}) RETURN c.partition AS p, c.offset AS o ORDER BY p',
+      {
+        topic,
+      },
+    );
+    return res.records.map((r) => ({ topic, partition: Number(r.get('p')), offset: String(r.get('o')) }));
+  }
+}
+
+class Neo4jProjectionTx implements ProjectionTx {
+  constructor(private readonly tx: Tx) {}
+
+  async lockCheckpoint(topic: string, partition: number): Promise<bigint> {
+    // The SET takes the node's write lock: a second projector on the same partition waits here and then
+    // reads the committed offset, so redelivered messages are skipped rather than applied twice.
+    const res = await this.tx.run(
+      `MERGE (c:Checkpoint {topic: $topic, partition: $partition})
+       ON CREATE SET c.offset = -1
+       SET c.offset = c.offset
+       RETURN c.offset AS o`,
+      { topic, partition },
+    );
+    return BigInt(res.records[0]!.get('o') as number);
+  }
+
+  async setCheckpoint(topic: string, partition: number, offset: bigint): Promise<void> {
+    await this.tx.run(
+      `MATCH (c:Checkpoint {topic: $topic, partition: $partition})
+       SET c.offset = CASE WHEN c.offset < $offset THEN $offset ELSE c.offset END`,
+      { topic, partition, offset: Number(offset) },
+    );
+  }
+
+  async load(keys: StateKeys): Promise<LoadedState> {
+    const run = (cypher: string, rows: readonly object[]) =>
+      rows.length ? this.tx.run(cypher, { keys: rows }) : null;
+    const [records, entities, receipts, episodes, grants, holds] = await Promise.all([
+      run(
+        `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
+         RETURN n,
+           COLLECT { MATCH (n)-[:HAS_REVISION]->(v:Revision) RETURN v ORDER BY v.version } AS vs,
+           COLLECT { MATCH (n)-[r:EXTENDS|CONTRADICTS|SUPERSEDES]->(t:Record)
+                     RETURN {type: type(r), target: t.id, props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`,
+        keys.records,
+      ),
+      run(
+        `UNWIND $keys AS k MATCH (e:Entity {tenant: k.tenant, id: k.id})
+         OPTIONAL MATCH (e)-[s:SAME_AS]->(o:Entity) RETURN e, o.id AS sameAs, s.confidence AS sameAsConfidence`,
+        keys.entities,
+      ),
+      run(
+        'UNWIND $keys AS k MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.idempotencyKey}) RETURN r',
+        keys.receipts,
+      ),
+      run('UNWIND $keys AS k MATCH (ep:Episode {tenant: k.tenant, id: k.id}) RETURN ep', keys.episodes),
+      run('UNWIND $keys AS k MATCH (g:Grant {tenant: k.tenant, id: k.id}) RETURN g', keys.grants ?? []),
+      run('UNWIND $keys AS k MATCH (h:Hold {tenant: k.tenant, id: k.id}) RETURN h', keys.holds ?? []),
+    ]);
+    return {
+      records: records?.records.map(toRecordState) ?? [],
+      entities:
+        entities?.records.map((r) =>
+          toEntity(
+            r.get('e').properties,
+            r.get('sameAs')
+              ? { entityId: String(r.get('sameAs')), confidence: Number(r.get('sameAsConfidence')) }
+              : null,
+          ),
+        ) ?? [],
+      receipts: receipts?.records.map((r) => toReceipt(r.get('r').properties)) ?? [],
+      episodes: episodes?.records.map((r) => toEpisode(r.get('ep').properties)) ?? [],
+      grants: grants?.records.map((r) => toGrant(r.get('g').properties)) ?? [],
+      holds: holds?.records.map((r) => toHold(r.get('h').properties as Props)) ?? [],
+    };
+  }
+
+  async write(w: ProjectionWrite): Promise<void> {
+    const erasedRecords = (w.erasures ?? []).filter((x) => x.target === 'RECORD');
+    if (erasedRecords.length) {
+      // Before this batch's receipts are written: those of earlier batches may quote the erased content.
+      await this.tx.run(
+        `UNWIND $rows AS x MATCH (rc:Receipt {tenant: x.tenant, recordId: x.id})
+         WHERE rc.reason IS NOT NULL SET rc.reason = null`,
+        { rows: erasedRecords.map((x) => ({ tenant: x.tenant, id: x.id })) },
+      );
+    }
+    if (w.episodes.length) {
+      await this.tx.run(
+        `UNWIND $rows AS e MERGE (ep:Episode {tenant: e.tenant, id: e.id}) SET ep += e.props
+         WITH ep, e UNWIND e.chunks AS c
+         MERGE (ch:Chunk {tenant: e.tenant, episodeId: e.id, index: c.index})
+         SET ch.start = c.start, ch.end = c.end, ch.text = substring(e.props.text, c.start, c.end - c.start)
+         MERGE (ch)-[:PART_OF]->(ep)`,
+        { rows: w.episodes.map(episodeRow) },
+      );
+    }
+    if (w.entities.length) await this.writeEntities(w.entities);
+    if (w.records.length) await this.writeRecords(w.records);
+    if (w.holds?.length) {
+      await this.tx.run(`UNWIND $rows AS h MERGE (n:Hold {tenant: h.tenant, id: h.id}) SET n += h`, {
+        rows: w.holds.map((h) => ({ ...h })),
+      });
+    }
+    if (w.grants.length) {
+      await this.tx.run(`UNWIND $rows AS g MERGE (n:Grant {tenant: g.tenant, id: g.id}) SET n += g`, {
+        rows: w.grants.map((g) => ({ ...g, purposes: g.purposes ? [...g.purposes] : null })),
+      });
+    }
+    if (w.receipts.length) {
+      await this.tx.run(
+        `UNWIND $rows AS r MERGE (n:Receipt {tenant: r.tenant, idempotencyKey: r.idempotencyKey}) SET n += r`,
+        { rows: w.receipts.map((r) => ({ ...r })) },
+      );
+    }
+  }
+  private async writeEntities(entities: readonly EntityState[]): Promise<void> {
+    await this.tx.run(
+      `UNWIND $rows AS e MERGE (n:Entity {tenant: e.tenant, id: e.id})
+         SET n.name = e.name, n.type = e.type, n.aliases = e.aliases, n.externalIds = e.externalIds,
+             n.embedding = e.embedding, n.embeddingModel = e.embeddingModel
+         WITH n, e WHERE e.sameAs IS NOT NULL
+         MATCH (o:Entity {tenant: e.tenant, id: e.sameAs.entityId})
+         MERGE (n)-[s:SAME_AS]->(o) SET s.confidence = e.sameAs.confidence, s.tentative = true`,
+      {
+        rows: entities.map((e) => ({
+          tenant: e.tenant,
+          id: e.id,
+          name: e.name,
+          type: e.type,
+          aliases: [...e.aliases],
+          externalIds: [...e.externalIds],
+          embedding: e.embedding?.vector ?? null,
+          embeddingModel: e.embedding?.modelId ?? null,
+          sameAs: e.sameAs,
+        })),
+      },
+    );
+  }
+
+  /** Records with their revisions, ABOUT and DERIVED_FROM edges, then their typed relations. */
+  private async writeRecords(records: readonly RecordState[]): Promise<void> {
+    await this.tx.run(
+      `UNWIND $rows AS r
+         MERGE (n:Record {tenant: r.tenant, id: r.id})
+         SET n += r.props
+         WITH n, r
+         UNWIND r.revisions AS rv
+         MERGE (v:Revision {tenant: r.tenant, recordId: r.id, version: rv.version})
+         SET v += rv
+         MERGE (n)-[:HAS_REVISION]->(v)
+         WITH DISTINCT n, r
+         CALL (n, r) {
+           UNWIND r.about AS eid
+           MATCH (e:Entity {tenant: r.tenant, id: eid})
+           MERGE (n)-[:ABOUT]->(e)
+         }
+         WITH n, r WHERE r.props.episodeId IS NOT NULL
+         MATCH (ep:Episode {tenant: r.tenant, id: r.props.episodeId})
+         MERGE (n)-[:DERIVED_FROM]->(ep)`,
+      { rows: records.map(recordRow) },
+    );
+    // Relationship types cannot be parameters: one statement per allow-listed type.
+    for (const type of RELATION_TYPES) {
+      const rows = records.flatMap((r) =>
+        r.relations
+          .filter((x) => x.type === type)
+          .map((x) => ({ tenant: r.tenant, id: r.id, target: x.target, props: relationProps(x) })),
+      );
+      if (!rows.length) continue;
+      await this.tx.run(
+        `UNWIND $rows AS x
+           MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:Record {tenant: x.tenant, id: x.target})
+           MERGE (a)-[rel:${relType(type)}]->(b) SET rel += x.props`,
+        { rows },
+      );
+    }
+  }
+}

@@ -1,0 +1,225 @@
+import { terms as lexicalTerms, type LexicalCandidate } from '../../domain/lexical-terms.ts';
+import { namespaceChain } from '../../domain/model.ts';
+import type { ArmQuery, RecallArms, ReadScope } from '../../ports/graph.ts';
+import type { Executor } from './executor.ts';
+import { lexicalCandidate } from './mapping.ts';
+import { Neo4jRecordReads } from './record-reads.ts';
+import {
+  ARM_WHERE,
+  armParams,
+  entityVisible,
+  IN_ANCESTORS,
+  scopeClause,
+  scopeParams,
+  SUBTREE,
+} from './scope.ts';
+
+/** Words of a free-text query as a Lucene OR query, every special character escaped. */
+export function luceneQuery(text: string): string {
+  // The words the visible-candidate ranking scores (one split for both), Lucene specials escaped.
+  const words = lexicalTerms(text)
+    .slice(0, 32)
+    .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
+  return [...new Set(words)].join(' OR ');
+}
+
+/** Recall's candidate arms: ranked record ids, best first, every one filtered by the caller's scope (ARM_WHERE) before it is ranked. */
+export class Neo4jRecallArms implements RecallArms {
+  private readonly reads: Neo4jRecordReads;
+
+  constructor(private readonly db: Executor) {
+    this.reads = new Neo4jRecordReads(db);
+  }
+
+  findEntity: RecallArms['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
+  recordsByIds: RecallArms['recordsByIds'] = (scope, ids, knownAt) =>
+    this.reads.recordsByIds(scope, ids, knownAt);
+
+  static readonly EXACT_BELOW = 2000;
+  /**
+   * How long a namespace's record count is reused. The count only chooses each arm's strategy (an exact
+   * scan or an index); both return the visible records the arm asks for, so a stale count costs time, never
+   * correctness — and a warm recall saves the round trip.
+   */
+  static readonly SIZE_TTL_MS = 30_000;
+  private readonly sizes = new Map<string, { at: number; count: Promise<number> }>();
+
+  /** How many records the request covers, counted up to EXACT_BELOW + 1 (reused for SIZE_TTL_MS). */
+  private subtreeSize(q: ArmQuery): Promise<number> {
+    const key = `${q.scope.tenant}\u0000${q.namespace}`;
+    const now = Date.now();
+    const hit = this.sizes.get(key);
+    if (hit && now - hit.at < Neo4jRecallArms.SIZE_TTL_MS) return hit.count;
+    const count = this.db
+      .read('recall.size', `${SUBTREE} WITH n LIMIT toInteger($cap) RETURN count(n) AS c`, {
+        ...armParams(q),
+        cap: Neo4jRecallArms.EXACT_BELOW + 1,
+      })
+      .then((r) => Number(r.records[0]?.get('c') ?? 0));
+    count.catch(() => this.sizes.delete(key));
+    this.sizes.delete(key); // re-inserted last: the map stays in age order
+    this.sizes.set(key, { at: now, count });
+    if (this.sizes.size > 10_000) this.sizes.delete(this.sizes.keys().next().value!);
+    return count;
+  }
+
+  async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
+    const terms = [...new Set(lexicalTerms(text))];
+    if (terms.length === 0) return [];
+    // A small request scope: read its visible records whose text, subject or turn context contains a
+    // query term, all of them. Ranking is word-level in the service (src/recall/lexical.ts).
+    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW) {
+      const res = await this.db.read(
+        'recall.lexicalScan',
+        `${SUBTREE}
+         WITH n WHERE ${ARM_WHERE}
+         WITH n, CASE WHEN $knownAt IS NULL THEN n {.subject, .text} ELSE COLLECT {
+           MATCH (n)-[:HAS_REVISION]->(v:Revision)
+           WHERE v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+           RETURN v {.subject, .text} }[0] END AS s
+         WITH n, s, toLower(s.subject + ' ' + s.text + ' ' + coalesce(n.context, '')) AS doc
+         WHERE any(t IN $terms WHERE doc CONTAINS t)
+         RETURN n.id AS id, s.subject AS subject, s.text AS text, n.context AS context, n.validFrom AS validFrom
+         ORDER BY id`,
+        { ...armParams(q), terms },
+      );
+      return res.records.map((r) => lexicalCandidate(r.toObject()));
+    }
+    return this.lexicalIndexed(q, text, fetch);
+  }
+
+  private async lexicalIndexed(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
+    const words = luceneQuery(text);
+    if (!words) return [];
+    if (q.knownAt !== null) return this.lexicalAsOf(q, words, fetch);
+    // The scope terms make Lucene match only records in the request's namespaces of this tenant; the
+    // WHERE still applies entitlement. Ranking happens in the recall service with statistics over these
+    // (visible) candidates only. Lucene keeps only its best `window` hits (a bounded top-N instead of
+    // sorting every match: a whole tenant has tens of thousands); when fewer than `fetch` of them are
+    // visible and Lucene had more, the window grows, so the result is the best `fetch` visible matches.
+    const lucene = `+${scopeClause(q.scope.tenant, q.namespace)} +(${words})`;
+    for (let window = fetch * 2; ; window *= 8) {
+      const res = await this.db.read(
+        'recall.lexical',
+        `CALL db.index.fulltext.queryNodes('record_search', $lucene, {limit: toInteger($window)}) YIELD node
+         WITH collect(node) AS hits
+         CALL (hits) {
+           UNWIND hits AS n
+           WITH n WHERE ${ARM_WHERE}
+           WITH n LIMIT toInteger($fetch)
+           RETURN collect(n {.id, .subject, .text, .context, .validFrom}) AS visible
+         }
+         RETURN size(hits) AS matched, visible`,
+        { ...armParams(q), lucene, window, fetch },
+      );
+      const matched = Number(res.records[0]?.get('matched') ?? 0);
+      const visible = (res.records[0]?.get('visible') ?? []) as Array<Record<string, unknown>>;
+      if (visible.length >= fetch || matched < window || window >= Neo4jRecallArms.LEXICAL_WINDOW_MAX)
+        return visible.map(lexicalCandidate);
+    }
+  }
+
+  /** Lucene's window for the lexical arm stops growing here (past it, the arm keeps what it found). */
+  static readonly LEXICAL_WINDOW_MAX = 1_000_000;
+
+  /** As known at a past time, the text searched is the text each record had then (its revisions). */
+  private async lexicalAsOf(q: ArmQuery, words: string, fetch: number): Promise<LexicalCandidate[]> {
+    const res = await this.db.read(
+      'recall.lexicalAsOf',
+      `CALL db.index.fulltext.queryNodes('revision_text', $words) YIELD node AS v, score
+       WHERE v.tenant = $tenant AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
+       MATCH (n:Record {tenant: $tenant, id: v.recordId}) WHERE ${ARM_WHERE}
+       RETURN n.id AS id, v.subject AS subject, v.text AS text, n.context AS context, n.validFrom AS validFrom
+       ORDER BY score DESC, id LIMIT toInteger($fetch)`,
+      { ...armParams(q), words, fetch },
+    );
+    return res.records.map((r) => lexicalCandidate(r.toObject()));
+  }
+
+  /** The vector arm's ANN over-fetch stops growing here; past it, the exact scan over the request is cheaper. */
+  static readonly ANN_FETCH_MAX = 10_000;
+
+  async vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]> {
+    // A small request scope is scored exactly through the namespace index (the ANN index cannot fill k
+    // there: its nearest neighbours are elsewhere). A large one asks the ANN index for 4k neighbours (its
+    // cost grows with the fetch: a whole tenant fills k from them); when fewer than k of them are visible,
+    // once more with twice the fetch that share says fills k, and only then the exact scan.
+    const params = { ...armParams(q), vector: [...vector] };
+    const exact = async () =>
+      (
+        await this.db.read(
+          'recall.vectorExact',
+          `${SUBTREE}
+           WITH n WHERE ${ARM_WHERE} AND n.embedding IS NOT NULL
+           WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
+           RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+          params,
+        )
+      ).records.map((r) => String(r.get('id')));
+    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW) return exact();
+    let fetch = Math.max(4 * q.k, 200);
+    for (let attempt = 0; attempt < 2 && fetch <= Neo4jRecallArms.ANN_FETCH_MAX; attempt++) {
+      const ann = await this.db.read(
+        'recall.vector',
+        `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
+         WHERE ${ARM_WHERE}
+         RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+        { ...params, fetch },
+      );
+      if (ann.records.length >= q.k) return ann.records.map((r) => String(r.get('id')));
+      if (ann.records.length === 0) break;
+      fetch = Math.ceil((2 * q.k * fetch) / ann.records.length);
+    }
+    return exact();
+  }
+
+  async graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
+    if (anchorIds.length === 0) return [];
+    // A small request scope starts from its records (the anchors may be about thousands elsewhere); a
+    // large one from the anchors. Same filter, same order.
+    const small = (await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW;
+    const res = await this.db.read(
+      small ? 'recall.graphScan' : 'recall.graph',
+      `${
+        small
+          ? `${SUBTREE}
+             WITH n WHERE ${ARM_WHERE}
+             MATCH (n)-[:ABOUT]->(e:Entity)-[:SAME_AS*0..1]-(a:Entity)
+             WHERE a.tenant = $tenant AND a.id IN $anchors`
+          : `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
+             MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
+             WHERE ${ARM_WHERE}`
+      }
+       WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
+       RETURN n.id AS id, anchor ORDER BY hops, n.confidence DESC, id LIMIT toInteger($k)`,
+      { ...armParams(q), anchors: [...anchorIds] },
+    );
+    return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
+  }
+
+  async entitiesNamed(scope: ReadScope, phrases: readonly string[], limit: number): Promise<string[]> {
+    if (phrases.length === 0) return [];
+    const res = await this.db.read(
+      'recall.anchors',
+      `MATCH (e:Entity {tenant: $tenant})
+       WHERE (toLower(e.name) IN $phrases OR any(a IN e.aliases WHERE a IN $phrases)) AND ${entityVisible('e')}
+       RETURN e.id AS id ORDER BY size(e.name) DESC, id LIMIT toInteger($limit)`,
+      { ...scopeParams(scope), phrases: [...phrases], limit },
+    );
+    return res.records.map((r) => String(r.get('id')));
+  }
+
+  async scopeArm(q: ArmQuery): Promise<string[]> {
+    const ancestors = namespaceChain(q.namespace).slice(1);
+    if (ancestors.length === 0) return [];
+    const res = await this.db.read(
+      'recall.scope',
+      `MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+       WHERE ${IN_ANCESTORS} AND ${ARM_WHERE}
+         AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
+       RETURN n.id AS id ORDER BY size(n.namespace) DESC, n.confidence DESC, id LIMIT toInteger($k)`,
+      { ...armParams(q), ancestors },
+    );
+    return res.records.map((r) => String(r.get('id')));
+  }
+}
