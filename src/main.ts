@@ -6,6 +6,7 @@ import { receiptKey } from './domain/commands.ts';
 import type { EvaluatePorts } from './eval/evaluate.ts';
 import { load, type Config } from './config/index.ts';
 import { createLogger } from './adapters/logger.ts';
+import { nodeTextFiles } from './adapters/files/text-files.ts';
 import { CypherExecutor } from './adapters/neo4j/executor.ts';
 import { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
 import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/handoff-store.ts';
@@ -248,6 +249,7 @@ export function evalPorts(
   return {
     database: store.admin,
     clock: systemClock,
+    files: nodeTextFiles,
     async propose(r) {
       const receipt = await built.writes.propose(principal, r.input, true);
       if (!receipt.recordId || ['REJECTED', 'CONFLICT', 'PENDING'].includes(receipt.outcome))

@@ -19,6 +19,7 @@ import { evaluate } from '../eval/evaluate.ts';
 import { formatLocomo, parseLocomoFile, runLocomo, serviceLocomoPorts } from '../eval/locomo.ts';
 import { evalPorts } from '../main.ts';
 import { createLogger } from '../adapters/logger.ts';
+import { nodeTextFiles } from '../adapters/files/text-files.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
 import { rebuild } from '../projector/rebuild.ts';
 import { isMuninnError } from '../domain/errors.ts';
@@ -258,9 +259,9 @@ async function outboxExport(): Promise<number> {
   }
   const source =
     h.source.kind === 'file'
-      ? fileSessionSource(h.source.dir)
+      ? fileSessionSource(h.source.dir, nodeTextFiles)
       : httpSessionSource({ baseUrl: h.source.url, ...(h.source.token ? { token: h.source.token } : {}) });
-  const store = fileObservationStore(h.stateFile);
+  const store = fileObservationStore(h.stateFile, nodeTextFiles);
   const outcome = await exportOnce(
     {
       source,

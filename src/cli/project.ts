@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { Config } from '../config/index.ts';
 import { profileNamed } from '../delivery/profiles.ts';
 import { projectFile } from '../delivery/project.ts';
+import { nodeTextFiles } from '../adapters/files/text-files.ts';
 
 /** `muninn project agents-md --namespace NS [--profile P] [--file F] [--query Q] [--check] [--force]` */
 export async function projectCmd(args: string[], c: Config): Promise<number> {
@@ -41,6 +42,7 @@ export async function projectCmd(args: string[], c: Config): Promise<number> {
     ...(values.purpose ? { purpose: values.purpose } : {}),
     check: values.check,
     force: values.force,
+    files: nodeTextFiles,
   });
   const verb = !out.changed ? 'unchanged' : values.check ? 'would change' : 'written';
   process.stdout.write(`${out.file}: ${verb} (${out.rules} approved rule${out.rules === 1 ? '' : 's'})\n`);

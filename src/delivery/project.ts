@@ -1,10 +1,7 @@
-import { readFileSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { callGraphQL, type GraphQLOutcome } from '../client/graphql.ts';
 import { MuninnError } from '../domain/errors.ts';
-import { writeFileAtomic } from '../ports/atomic-file.ts';
+import type { TextFiles } from '../ports/text-files.ts';
 import { spliceBlock } from './fence.ts';
 import type { DeliveryProfile } from './profiles.ts';
 import { instructionsOf, renderBlock, type ContextPack, type PackRecord } from './render.ts';
@@ -27,6 +24,8 @@ export interface ProjectOptions {
   /** Report whether the file would change; write nothing. */
   readonly check?: boolean;
   readonly now?: () => Date;
+  /** Reads the harness file and the query document, writes the file. */
+  readonly files: TextFiles;
 }
 
 export interface ProjectOutcome {
@@ -35,7 +34,7 @@ export interface ProjectOutcome {
   readonly rules: number;
 }
 
-const INSTRUCTIONS = readFileSync(fileURLToPath(new URL('./instructions.graphql', import.meta.url)), 'utf8');
+const INSTRUCTIONS_FILE = fileURLToPath(new URL('./instructions.graphql', import.meta.url));
 const RECALL = `query memory($query: String!, $namespace: String!, $purpose: String!) {
   recall(input: { query: $query, namespace: $namespace, purpose: $purpose,
     classes: [FACT, PREFERENCE, DECISION, CONSTRAINT, PROCEDURE, EVENT, OBSERVATION] }) { envelope } }`;
@@ -47,16 +46,12 @@ export async function projectFile(o: ProjectOptions): Promise<ProjectOutcome> {
     records: await standingRules(o),
     ...(o.profile.memory && o.query ? { envelope: await memory(o, o.query) } : {}),
   };
-  const existing = await readFile(o.file, 'utf8').catch((e: NodeJS.ErrnoException) => {
-    if (e.code === 'ENOENT') return undefined;
-    throw e;
-  });
+  const existing = await o.files.read(o.file);
   const { text, changed } = spliceBlock(o.profile, existing, renderBlock(o.profile, pack), {
     force: o.force ?? false,
   });
   if (changed && !o.check) {
-    await mkdir(dirname(o.file), { recursive: true });
-    await writeFileAtomic(o.file, text);
+    await o.files.write(o.file, text);
   }
   return { file: o.file, changed, rules: instructionsOf(pack).length };
 }
@@ -66,13 +61,15 @@ async function standingRules(o: ProjectOptions): Promise<PackRecord[]> {
   const root = o.namespace.split('/')[0]!;
   const validAt = (o.now?.() ?? new Date()).toISOString();
   const out: PackRecord[] = [];
+  const document = await o.files.read(INSTRUCTIONS_FILE);
+  if (document === undefined) throw new Error(`missing ${INSTRUCTIONS_FILE}`);
   let after: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const data = ok(
       await callGraphQL({
         url: o.graphqlUrl,
         token: o.token,
-        document: INSTRUCTIONS,
+        document,
         operationName: 'instructions',
         variables: { namespace: root, validAt, ...(after ? { after } : {}) },
       }),

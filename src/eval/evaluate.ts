@@ -4,6 +4,7 @@
  * previous run of the same set and recipe so a regression names the query that moved.
  */
 import type { Clock } from '../ports/clock.ts';
+import type { TextFiles } from '../ports/text-files.ts';
 import type { GoldenSet } from './golden.ts';
 import type { EvalRun } from './model.ts';
 import { formatRun } from './report.ts';
@@ -26,6 +27,8 @@ export interface EvaluatePorts {
     k: number;
   }): Promise<readonly string[]>;
   readonly clock: Clock;
+  /** Where runs are kept (runsDir). */
+  readonly files: TextFiles;
 }
 
 export interface EvaluateOptions {
@@ -77,8 +80,8 @@ export async function evaluate(
         },
         { recipe, ...(options.k ? { k: options.k } : {}) },
       );
-      const previous = previousScored(await listRuns(options.runsDir, set.name), run);
-      const path = await writeRun(options.runsDir, run);
+      const previous = previousScored(await listRuns(ports.files, options.runsDir, set.name), run);
+      const path = await writeRun(ports.files, options.runsDir, run);
       const comparison = previous && run.status === 'scored' ? compareRuns(previous, run) : undefined;
       out.push({ run, path, report: formatRun(run, comparison ? { comparison } : {}) });
     }

@@ -4,10 +4,9 @@
  * per-query breakdown, the recipe, k and the golden set's name, version and content hash — no git state —
  * so a regression can be traced to the query that moved long after the commit is gone.
  */
-import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { badInput } from '../domain/errors.ts';
-import { writeFileAtomic } from '../ports/atomic-file.ts';
+import type { TextFiles } from '../ports/text-files.ts';
 import { GoldenSetName } from './golden.ts';
 import { cmp, METRICS, type MetricName, type QueryMetrics } from './metrics.ts';
 import { EvalRun, RecipeName, type ScoredRun } from './model.ts';
@@ -32,22 +31,21 @@ export function runDir(dir: string, setName: string): string {
  * Writes a run atomically (private temp file → fsync → rename → fsync dir): a crash leaves no file or the
  * whole file, never a torn one that would fail every later listing. Returns the path written.
  */
-export async function writeRun(dir: string, run: EvalRun): Promise<string> {
+export async function writeRun(files: TextFiles, dir: string, run: EvalRun): Promise<string> {
   const valid = validRun(run, '(run to write)');
-  const target = runDir(dir, valid.set.name);
-  await mkdir(target, { recursive: true });
-  const path = join(target, runFileName(valid));
-  await writeFileAtomic(path, `${JSON.stringify(valid, null, 2)}\n`);
+  const path = join(runDir(dir, valid.set.name), runFileName(valid));
+  await files.write(path, `${JSON.stringify(valid, null, 2)}\n`);
   return path;
 }
 
 /** Reads one stored run. A file that does not parse is an error naming the file (fail closed). */
-export async function readRun(path: string): Promise<EvalRun> {
+export async function readRun(files: TextFiles, path: string): Promise<EvalRun> {
+  const text = await files.read(path);
+  if (text === undefined) throw Object.assign(new Error(`no eval run at ${path}`), { code: 'ENOENT' });
   let json: unknown;
   try {
-    json = JSON.parse(await readFile(path, 'utf8'));
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw e;
+    json = JSON.parse(text);
+  } catch {
     throw badInput(`stored eval run ${path} is not JSON`, { path });
   }
   return validRun(json, path);
@@ -68,19 +66,13 @@ export interface StoredRun {
 }
 
 /** The runs of one set, oldest first (by start instant, then recipe). No directory yet = no runs. */
-export async function listRuns(dir: string, setName: string): Promise<StoredRun[]> {
+export async function listRuns(files: TextFiles, dir: string, setName: string): Promise<StoredRun[]> {
   const target = runDir(dir, setName);
-  let names: string[];
-  try {
-    names = await readdir(target);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw e;
-  }
+  const names = (await files.list(target)) ?? [];
   const out: StoredRun[] = [];
   for (const name of names.filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort(cmp)) {
     const path = join(target, name);
-    out.push({ path, run: await readRun(path) });
+    out.push({ path, run: await readRun(files, path) });
   }
   return out.sort((a, b) => cmp(a.run.startedAt, b.run.startedAt) || cmp(a.run.recipe, b.run.recipe));
 }

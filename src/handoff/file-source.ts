@@ -3,23 +3,25 @@
  * For fixtures and offline canaries. The listing reads only `id`, `source`, `owner`, `updated_at`, `revision`;
  * a file without a string `id` is listed under its file name so it is still considered (and deferred).
  */
-import { readFile, readdir } from 'node:fs/promises';
+import type { TextFiles } from '../ports/text-files.ts';
 import { basename, join } from 'node:path';
 import type { SessionSource, SessionSummary } from './ports.ts';
 
-export function fileSessionSource(dir: string): SessionSource {
+export function fileSessionSource(dir: string, files: TextFiles): SessionSource {
   let byId = new Map<string, string>();
   const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
   return {
     async listSessions() {
-      const names = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort();
+      const listed = await files.list(dir);
+      if (listed === undefined) throw new Error(`no session directory ${dir}`);
+      const names = listed.filter((n) => n.endsWith('.json')).sort();
       const next = new Map<string, string>();
       const out: SessionSummary[] = [];
       for (const name of names) {
         const file = join(dir, name);
         let raw: unknown = null;
         try {
-          raw = JSON.parse(await readFile(file, 'utf8'));
+          raw = JSON.parse((await files.read(file)) ?? '');
         } catch {
           raw = null;
         }
@@ -41,7 +43,8 @@ export function fileSessionSource(dir: string): SessionSource {
     async getSession(id) {
       const file = byId.get(id);
       if (!file) throw new Error('unknown session');
-      const text = await readFile(file, 'utf8');
+      const text = await files.read(file);
+      if (text === undefined) throw new Error('unknown session');
       try {
         return JSON.parse(text) as unknown;
       } catch {

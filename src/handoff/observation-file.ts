@@ -3,9 +3,7 @@
  * leaves the old or the new state, never a torn one. A file that does not parse fails the run (fail closed)
  * rather than silently restarting observation counts. The file holds only pseudonymous keys and fingerprints.
  */
-import { mkdir, readFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { writeFileAtomic } from '../ports/atomic-file.ts';
+import type { TextFiles } from '../ports/text-files.ts';
 import { z } from 'zod';
 import type { ObservationState, ObservationStore } from './ports.ts';
 
@@ -23,24 +21,17 @@ const StateSchema = z.object({
   sessions: z.record(z.string(), RecordSchema),
 });
 
-export function fileObservationStore(path: string): ObservationStore {
+export function fileObservationStore(path: string, files: TextFiles): ObservationStore {
   return {
     async load() {
-      let text: string;
-      try {
-        text = await readFile(path, 'utf8');
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw e;
-      }
+      const text = await files.read(path);
+      if (text === undefined) return null;
       const parsed = StateSchema.safeParse(JSON.parse(text));
       if (!parsed.success) throw new Error(`observation state at ${path} is invalid`);
       return parsed.data;
     },
     async save(state: ObservationState) {
-      const dir = dirname(path);
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      await writeFileAtomic(path, JSON.stringify(state), 0o600);
+      await files.write(path, JSON.stringify(state), { fileMode: 0o600, dirMode: 0o700 });
     },
   };
 }

@@ -1,3 +1,4 @@
+import { nodeTextFiles } from '../../src/adapters/files/text-files.ts';
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -110,6 +111,7 @@ describe('muninn project agents-md', () => {
     await writeFile(file, HUMAN);
     const o = {
       graphqlUrl: app.url,
+      files: nodeTextFiles,
       token: writer,
       namespace: 'acme/agents',
       profile: profileNamed('codex'),
@@ -153,6 +155,7 @@ describe('muninn project agents-md', () => {
     const stranger = await app.token({ tenant: freshTenant('agentsmd-other'), sub: 'alice' });
     const r = await projectFile({
       graphqlUrl: app.url,
+      files: nodeTextFiles,
       token: stranger,
       namespace: 'acme/agents',
       profile: profileNamed('claude-code'),

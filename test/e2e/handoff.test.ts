@@ -1,3 +1,4 @@
+import { nodeTextFiles } from '../../src/adapters/files/text-files.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,7 +65,7 @@ async function sessions(n: number, tag: string): Promise<SessionSource> {
 /** Two runs (first observation, then the unchanged second): publishes one window per session. */
 async function publish(n: number, tag: string): Promise<void> {
   const source = await sessions(n, tag);
-  const store = fileObservationStore(join(dir, `state-${tag}.json`));
+  const store = fileObservationStore(join(dir, `state-${tag}.json`), nodeTextFiles);
   const cfg = {
     outboxDir: outbox,
     allowlist: [{ source: 'signal', owner: 'owner-alice' }],

@@ -1,3 +1,4 @@
+import { nodeTextFiles } from '../../src/adapters/files/text-files.ts';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -483,9 +484,9 @@ describe('stored runs', () => {
       { ...fake({}, ['f-db']).deps, clock: stepClock('2026-12-01T12:00:00.000Z') },
       { recipe: 'bm25' },
     );
-    const p1 = await writeRun(dir, later);
-    await writeRun(dir, earlier);
-    await writeRun(dir, skipped);
+    const p1 = await writeRun(nodeTextFiles, dir, later);
+    await writeRun(nodeTextFiles, dir, earlier);
+    await writeRun(nodeTextFiles, dir, skipped);
     expect(p1).toBe(join(dir, 'basic', '2026-12-02T09-30-00.000Z-hybrid.json'));
     expect(runFileName(skipped)).toBe('2026-12-01T12-00-00.000Z-bm25.json');
     // No temp file is left behind.
@@ -494,31 +495,35 @@ describe('stored runs', () => {
       '2026-12-01T12-00-00.000Z-bm25.json',
       '2026-12-02T09-30-00.000Z-hybrid.json',
     ]);
-    const runs = await listRuns(dir, 'basic');
+    const runs = await listRuns(nodeTextFiles, dir, 'basic');
     expect(runs.map((r) => [r.run.startedAt, r.run.status])).toEqual([
       ['2026-12-01T09:30:00.000Z', 'scored'],
       ['2026-12-01T12:00:00.000Z', 'skipped'],
       ['2026-12-02T09:30:00.000Z', 'scored'],
     ]);
-    expect(await readRun(p1)).toEqual(later);
+    expect(await readRun(nodeTextFiles, p1)).toEqual(later);
     expect(runs[1]!.run).toEqual(skipped);
-    expect(await listRuns(dir, 'never-run')).toEqual([]);
+    expect(await listRuns(nodeTextFiles, dir, 'never-run')).toEqual([]);
     // The baseline of the later run is the earlier scored run of the same recipe, not the skipped one.
     expect(previousScored(runs, later)).toEqual(earlier);
     expect(previousScored(runs, earlier)).toBeUndefined();
   });
 
   it('fails closed on a stored file that is not a run, naming it', async () => {
-    await writeRun(dir, await scored({}, '2026-12-01T09:30:00.000Z'));
+    await writeRun(nodeTextFiles, dir, await scored({}, '2026-12-01T09:30:00.000Z'));
     await writeFile(join(dir, 'basic', 'broken.json'), '{"format": 1, "status": "scored"}');
-    const e = await rejected(listRuns(dir, 'basic'));
+    const e = await rejected(listRuns(nodeTextFiles, dir, 'basic'));
     expect(e.code).toBe('BAD_USER_INPUT');
     expect(e.message).toContain('broken.json');
-    expect((await rejected(listRuns(dir, '../etc'))).code).toBe('BAD_USER_INPUT');
+    expect((await rejected(listRuns(nodeTextFiles, dir, '../etc'))).code).toBe('BAD_USER_INPUT');
     // A hand-made run never picks its own path.
     const run = await scored({}, '2026-12-03T09:30:00.000Z');
-    expect((await rejected(writeRun(dir, { ...run, recipe: '../../x' }))).code).toBe('BAD_USER_INPUT');
-    expect((await rejected(writeRun(dir, { ...run, startedAt: '../../x' }))).code).toBe('BAD_USER_INPUT');
+    expect((await rejected(writeRun(nodeTextFiles, dir, { ...run, recipe: '../../x' }))).code).toBe(
+      'BAD_USER_INPUT',
+    );
+    expect((await rejected(writeRun(nodeTextFiles, dir, { ...run, startedAt: '../../x' }))).code).toBe(
+      'BAD_USER_INPUT',
+    );
     expect((await readdir(join(dir, 'basic'))).sort()).toEqual([
       '2026-12-01T09-30-00.000Z-hybrid.json',
       'broken.json',

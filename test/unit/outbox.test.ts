@@ -1,3 +1,4 @@
+import { nodeTextFiles } from '../../src/adapters/files/text-files.ts';
 import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -81,7 +82,7 @@ describe('exporter canaries (twice-observed quiescent window)', () => {
     const statePath = join(dir, 'state', 'observations.json');
     const deps = (): ExporterDeps => ({
       source,
-      store: fileObservationStore(statePath), // fresh adapter each run: state must persist on disk
+      store: fileObservationStore(statePath, nodeTextFiles), // fresh adapter each run: state must persist on disk
       clock,
       detectSecret: containsSecret,
       key: KEY,
@@ -210,7 +211,7 @@ describe('fixture directory: deferred and rejected windows leave no output', () 
       join(fixtures, 'broken-json.json'),
       '{"id": "sess-signal-0009", "source": "signal", "messages": [',
     );
-    const source = fileSessionSource(fixtures);
+    const source = fileSessionSource(fixtures, nodeTextFiles);
     const fetched: string[] = [];
     const spy: SessionSource = {
       listSessions: () => source.listSessions(),

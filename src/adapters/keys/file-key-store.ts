@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { conflict } from '../../domain/errors.ts';
-import { writeFileAtomic } from '../../ports/atomic-file.ts';
+import { writeFileAtomic } from '../files/atomic-file.ts';
 import type { KeyState, KeyStore } from '../../ports/key-store.ts';
 
 /**
