@@ -4,6 +4,9 @@ import importX from 'eslint-plugin-import-x';
 import prettier from 'eslint-config-prettier';
 
 const useCases = ['records', 'projector', 'ingest', 'recall', 'handoff', 'lifecycle'];
+/** Use cases that reach files: they do it through a port (src/ports/text-files.ts), never node:fs. */
+const noFsIn = [...useCases, 'delivery', 'eval'];
+const fsModules = ['fs', 'node:fs', 'fs/promises', 'node:fs/promises'];
 const vendorSdks = [
   'neo4j-driver',
   'kafkajs',
@@ -64,6 +67,23 @@ export default tseslint.config(
               except: ['./domain', './ports', `./${u}`],
               message: 'a use case imports domain and ports, never adapters, the API or another use case',
             })),
+            {
+              target: './src/eval',
+              from: './src',
+              except: ['./domain', './ports', './eval', './recall', './ingest'],
+              message: 'eval imports domain, ports and the use cases it measures, never adapters or surfaces',
+            },
+            {
+              target: './src/config',
+              from: './src',
+              except: ['./domain', './config'],
+              message: 'config imports only the domain',
+            },
+            {
+              target: './src/adapters',
+              from: [...noFsIn.map((u) => `./src/${u}`)],
+              message: 'adapters implement ports: they never import a use case',
+            },
             { target: './src/api', from: './src/adapters', message: 'the API never imports adapters' },
             { target: './src/mcp', from: './src/adapters', message: 'MCP never imports adapters' },
             {
@@ -88,6 +108,27 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         { paths: vendorSdks.map((name) => ({ name, message: 'vendor SDKs live in src/adapters only' })) },
+      ],
+    },
+  },
+  {
+    // Use cases reach files through a port; the file system lives in src/adapters (files/).
+    files: noFsIn.map((u) => `src/${u}/**/*.ts`),
+    // Not yet moved (issue #11): the handoff outbox's publish protocol (link, fsync, lock files) still
+    // calls node:fs itself; it belongs behind an outbox port with its adapter in src/adapters/files.
+    ignores: ['src/handoff/outbox.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...vendorSdks.map((name) => ({ name, message: 'vendor SDKs live in src/adapters only' })),
+            ...fsModules.map((name) => ({
+              name,
+              message: 'a use case reaches files through a port, never node:fs',
+            })),
+          ],
+        },
       ],
     },
   },

@@ -1,0 +1,81 @@
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The layering rules fail the build: ESLint's Node API lints small fixture sources placed (virtually, by
+ * file path) where the rules forbid them, with the repository's own eslint.config.js.
+ */
+const eslint = new ESLint({
+  cwd: new URL('../..', import.meta.url).pathname,
+  // The fixtures exist only in memory: the type-aware parser gives them TypeScript's default project.
+  overrideConfig: {
+    files: ['src/**/zone-fixture.ts'],
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['src/*/zone-fixture.ts', 'src/*/*/zone-fixture.ts'] },
+      },
+    },
+  },
+});
+
+async function ruleErrors(
+  filePath: string,
+  code: string,
+): Promise<Array<{ rule: string | null; message: string }>> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? [])
+    .filter((m) => m.severity === 2)
+    .map((m) => ({ rule: m.ruleId, message: m.message }));
+}
+
+// The first lint starts TypeScript's project service: seconds on a loaded machine.
+describe('layering zones (eslint.config.js)', { timeout: 120_000 }, () => {
+  it('an adapter importing a use case is an error', async () => {
+    const errors = await ruleErrors(
+      'src/adapters/neo4j/zone-fixture.ts',
+      "import { rankLexical } from '../../recall/lexical.ts';\nexport const f = rankLexical;\n",
+    );
+    expect(errors).toContainEqual({
+      rule: 'import-x/no-restricted-paths',
+      message: expect.stringContaining('adapters implement ports: they never import a use case'),
+    });
+  });
+
+  it('a use case importing node:fs (or node:fs/promises, fs) is an error', async () => {
+    for (const mod of ['node:fs', 'node:fs/promises', 'fs']) {
+      const errors = await ruleErrors(
+        'src/recall/zone-fixture.ts',
+        `import { readFile } from '${mod}';\nexport const f = readFile;\n`,
+      );
+      expect(errors, mod).toContainEqual({
+        rule: '@typescript-eslint/no-restricted-imports',
+        message: expect.stringContaining('a use case reaches files through a port, never node:fs'),
+      });
+    }
+  });
+
+  it('eval importing an adapter, and config importing a use case, are errors', async () => {
+    const evalErrors = await ruleErrors(
+      'src/eval/zone-fixture.ts',
+      "import { nodeTextFiles } from '../adapters/files/text-files.ts';\nexport const f = nodeTextFiles;\n",
+    );
+    expect(evalErrors.map((e) => e.rule)).toContain('import-x/no-restricted-paths');
+    const configErrors = await ruleErrors(
+      'src/config/zone-fixture.ts',
+      "import { rankLexical } from '../recall/lexical.ts';\nexport const f = rankLexical;\n",
+    );
+    expect(configErrors).toContainEqual({
+      rule: 'import-x/no-restricted-paths',
+      message: expect.stringContaining('config imports only the domain'),
+    });
+  });
+
+  it('the same imports where they belong are clean', async () => {
+    expect(
+      await ruleErrors(
+        'src/adapters/files/zone-fixture.ts',
+        "import { readFile } from 'node:fs/promises';\nimport { terms } from '../../domain/lexical-terms.ts';\nexport const f = [readFile, terms];\n",
+      ),
+    ).toEqual([]);
+  });
+});
