@@ -21,7 +21,7 @@ export default defineConfig({
         resolve,
         test: {
           name: 'int',
-          include: ['test/int/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: ['test/int/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/contract/**/*.test.ts'],
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],
           // One Neo4j database and one Kafka broker are shared: files run one after another.
