@@ -87,6 +87,19 @@ const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
   ['reviewQueue', (r) => r.reads.reviewQueue(scope, 'acme/eng', 10, null)],
   ['recordsByIds', (r) => r.reads.recordsByIds(scope, ['r1', 'r2'], past)],
   ['relateCandidates', (r) => r.lookups.relateCandidates(scope, 'acme/eng/web', 'Deploy', [0.1, 0.2], 5)],
+  [
+    'relateCandidatesMany',
+    (r) =>
+      r.lookups.relateCandidatesMany(
+        scope,
+        'acme/eng/web',
+        [
+          { subject: 'Deploy', vector: [0.1, 0.2] },
+          { subject: 'Web', vector: null },
+        ],
+        5,
+      ),
+  ],
   ['analytics recordCounts', (r) => r.analytics.recordCounts(scope, query, { knownAt: past })],
   ['analytics linksAmong', (r) => r.analytics.linksAmong(scope, query, {})],
   [
@@ -110,6 +123,11 @@ const entityReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
   ['entities', (r) => r.reads.entities(scope, ['e1'])],
   ['findEntity', (r) => r.reads.findEntity(scope, { alias: 'Mercury', type: 'planet' })],
   ['entityNeighbours', (r) => r.lookups.entityNeighbours(scope, [0.1, 0.2], 3)],
+  [
+    'entityFacts',
+    (r) =>
+      r.lookups.entityFacts(scope, [{ alias: 'Mercury', type: 'planet', vector: [0.1], defaultId: 'e-m' }]),
+  ],
   ['entitiesNamed', (r) => r.arms.entitiesNamed(scope, ['mercury'], 5)],
 ];
 
