@@ -77,6 +77,23 @@ export function toEpisode(p: Props): EpisodeState {
   };
 }
 
+/** A RevisionState → its Revision node's properties. */
+const revisionRow = (v: RevisionState) => ({
+  version: v.version,
+  subject: v.statement.subject,
+  predicate: v.statement.predicate,
+  object: v.statement.object,
+  text: v.statement.text,
+  status: v.status,
+  validFrom: v.validFrom,
+  validTo: v.validTo,
+  recordedAt: v.recordedAt,
+  retiredAt: v.retiredAt,
+  changesetId: v.changesetId,
+  eventId: v.eventId,
+  reason: v.reason,
+});
+
 /** RecordState → the Record node's properties (current revision denormalized) and its revisions. */
 export function recordRow(r: RecordState) {
   const cur = currentRevision(r);
@@ -125,21 +142,7 @@ export function recordRow(r: RecordState) {
       utility: utilityOf(r.feedback),
       feedbackVotesJson: canonicalJson(r.votes),
     },
-    revisions: r.revisions.map((v) => ({
-      version: v.version,
-      subject: v.statement.subject,
-      predicate: v.statement.predicate,
-      object: v.statement.object,
-      text: v.statement.text,
-      status: v.status,
-      validFrom: v.validFrom,
-      validTo: v.validTo,
-      recordedAt: v.recordedAt,
-      retiredAt: v.retiredAt,
-      changesetId: v.changesetId,
-      eventId: v.eventId,
-      reason: v.reason,
-    })),
+    revisions: r.revisions.map(revisionRow),
   };
 }
 
@@ -151,26 +154,29 @@ export const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(Strin
 export const approvalsOf = (n: Props): Approval[] =>
   n['approvalsJson'] ? (JSON.parse(str(n['approvalsJson'])) as Approval[]) : [];
 
+/** A Revision node's properties → its RevisionState. */
+const toRevisionState = (v: Props): RevisionState => ({
+  version: Number(v['version']),
+  statement: {
+    subject: str(v['subject']),
+    predicate: str(v['predicate']),
+    object: str(v['object']),
+    text: str(v['text']),
+  },
+  status: v['status'] as RevisionState['status'],
+  validFrom: str(v['validFrom']),
+  validTo: optStr(v['validTo']),
+  recordedAt: str(v['recordedAt']),
+  retiredAt: optStr(v['retiredAt']),
+  changesetId: optStr(v['changesetId']),
+  eventId: str(v['eventId']),
+  reason: optStr(v['reason']),
+});
+
 export function toRecordState(row: Neo4jRecord): RecordState {
   const n = row.get('n').properties as Props;
   const vs = (row.get('vs') as Array<{ properties: Props }>).map((v) => v.properties);
-  const revisions: RevisionState[] = vs.map((v) => ({
-    version: Number(v['version']),
-    statement: {
-      subject: str(v['subject']),
-      predicate: str(v['predicate']),
-      object: str(v['object']),
-      text: str(v['text']),
-    },
-    status: v['status'] as RevisionState['status'],
-    validFrom: str(v['validFrom']),
-    validTo: optStr(v['validTo']),
-    recordedAt: str(v['recordedAt']),
-    retiredAt: optStr(v['retiredAt']),
-    changesetId: optStr(v['changesetId']),
-    eventId: str(v['eventId']),
-    reason: optStr(v['reason']),
-  }));
+  const revisions = vs.map(toRevisionState);
   return {
     tenant: str(n['tenant']),
     id: str(n['id']),
