@@ -192,7 +192,7 @@ export interface RecordReads {
   recordCount(scope: ReadScope, q: RecordQuery, asOf: AsOf): Promise<number>;
   /**
    * The entities among `ids` the caller may see: it reads the whole tenant at every label, or some
-   * record it may read is about the entity. The same predicate bounds findEntity, entityNeighbours
+   * record it may read is about the entity. The same predicate bounds findEntity, entityFacts
    * and entitiesNamed, so nothing resolves, links or anchors to an entity the caller cannot see.
    */
   entities(scope: ReadScope, ids: readonly string[]): Promise<EntityState[]>;
@@ -287,29 +287,11 @@ export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'
   /** Receipts of a command and of everything it produced (`key`, `key#…`). */
   receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]>;
   /**
-   * Whether any entity has this id in the tenant, visible or not. Only for choosing a new entity's id
-   * (never disclosed to the caller).
+   * Candidates for relate, for every query of a request in one round trip (the answer in query order):
+   * inside the caller's scope and the statement's overlapping namespaces (its ancestors and its subtree),
+   * statements about the same subject (exact, case-insensitive) and the nearest neighbours of its vector.
+   * Observations are episodic and never candidates.
    */
-  entityExists(tenant: string, id: string): Promise<boolean>;
-  /** Visible entities whose embedding is nearest to `vector` (cosine), in the scope's tenant. */
-  entityNeighbours(
-    scope: ReadScope,
-    vector: readonly number[],
-    k: number,
-  ): Promise<Array<EntityState & { cosine: number }>>;
-  /**
-   * Candidates for relate, inside the caller's scope and the statement's overlapping namespaces (its
-   * ancestors and its subtree): statements about the same subject (exact, case-insensitive) and the
-   * nearest neighbours of `vector`. Observations are episodic and never candidates.
-   */
-  relateCandidates(
-    scope: ReadScope,
-    namespace: string,
-    subject: string,
-    vector: readonly number[] | null,
-    k: number,
-  ): Promise<RelatedCandidate[]>;
-  /** `relateCandidates` for every query of a request in one round trip; the answer is in query order. */
   relateCandidatesMany(
     scope: ReadScope,
     namespace: string,

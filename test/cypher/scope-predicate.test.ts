@@ -86,7 +86,6 @@ const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
   ['relations', (r) => r.reads.relations(scope, 'r1')],
   ['reviewQueue', (r) => r.reads.reviewQueue(scope, 'acme/eng', 10, null)],
   ['recordsByIds', (r) => r.reads.recordsByIds(scope, ['r1', 'r2'], past)],
-  ['relateCandidates', (r) => r.lookups.relateCandidates(scope, 'acme/eng/web', 'Deploy', [0.1, 0.2], 5)],
   [
     'relateCandidatesMany',
     (r) =>
@@ -122,7 +121,6 @@ const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
 const entityReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promise<unknown>]> = [
   ['entities', (r) => r.reads.entities(scope, ['e1'])],
   ['findEntity', (r) => r.reads.findEntity(scope, { alias: 'Mercury', type: 'planet' })],
-  ['entityNeighbours', (r) => r.lookups.entityNeighbours(scope, [0.1, 0.2], 3)],
   [
     'entityFacts',
     (r) =>

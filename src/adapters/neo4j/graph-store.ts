@@ -64,11 +64,6 @@ export class Neo4jGraphStore implements GraphStore {
   receipt: GraphStore['receipt'] = (tenant, key) => this.lookups.receipt(tenant, key);
   receiptsByPrefix: GraphStore['receiptsByPrefix'] = (tenant, key) =>
     this.lookups.receiptsByPrefix(tenant, key);
-  entityExists: GraphStore['entityExists'] = (tenant, id) => this.lookups.entityExists(tenant, id);
-  entityNeighbours: GraphStore['entityNeighbours'] = (scope, vector, k) =>
-    this.lookups.entityNeighbours(scope, vector, k);
-  relateCandidates: GraphStore['relateCandidates'] = (scope, ns, subject, vector, k) =>
-    this.lookups.relateCandidates(scope, ns, subject, vector, k);
   relateCandidatesMany: GraphStore['relateCandidatesMany'] = (scope, ns, queries, k) =>
     this.lookups.relateCandidatesMany(scope, ns, queries, k);
   entityFacts: GraphStore['entityFacts'] = (scope, probes) => this.lookups.entityFacts(scope, probes);
