@@ -84,8 +84,8 @@ export interface PlanFacts {
 export const OBSERVATION: RecordClass = 'OBSERVATION';
 export const MERGE_THRESHOLD = 0.92;
 export const SAME_AS_THRESHOLD = 0.75;
-const RELATE_K = 8;
-export { RELATE_K };
+/** How many stored candidates relate compares a statement with. */
+export const RELATE_K = 8;
 
 /** An observation is embedded as "speaker: text": questions name who said it. */
 export const embedText = (dr: Draft): string =>

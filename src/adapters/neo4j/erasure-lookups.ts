@@ -8,6 +8,7 @@ import type {
   RetentionLookups,
 } from '../../ports/erasure.ts';
 import type { CypherExecutor } from './executor.ts';
+import { toHold } from './mapping.ts';
 
 /**
  * The graph side of erasure: which records, entities and episodes a request names (tenant-wide, every
@@ -184,18 +185,10 @@ export class Neo4jErasureLookups implements ErasureLookups, RetentionLookups {
       { tenant, all },
     );
     return res.records.map((r) => {
-      const p = r.get('h').properties as Record<string, unknown>;
-      const opt = (v: unknown) => (v === null || v === undefined ? null : String(v));
-      return {
-        id: String(p['id']),
-        target: p['target'] as HoldView['target'],
-        namespace: String(p['namespace']),
-        recordId: opt(p['recordId']),
-        reason: String(p['reason']),
-        placedBy: String(p['placedBy']),
-        placedAt: String(p['placedAt']),
-        releasedAt: opt(p['releasedAt']),
-      };
+      const { id, target, namespace, recordId, reason, placedBy, placedAt, releasedAt } = toHold(
+        r.get('h').properties as Record<string, unknown>,
+      );
+      return { id, target, namespace, recordId, reason, placedBy, placedAt, releasedAt };
     });
   }
 
