@@ -1,0 +1,245 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpSync, createWriteStream, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
+import { connectAdapters } from '../../src/main.ts';
+import { rebuild } from '../../src/projector/rebuild.ts';
+import { silentLogger } from '../../src/ports/logger.ts';
+import { gql, PROPOSE, proposal, REVISE, testConfig, type GqlResult } from '../support/harness.ts';
+
+/**
+ * Issue #15's topology on the local stack: 2 API processes and 2 projector processes (`muninn serve
+ * --role …`) on a 4-partition topic. Writes go to both APIs while one projector is SIGKILLed mid-stream;
+ * the other must take over its partitions. Every acknowledged write must be projected exactly once, and
+ * the live graph must hash equal to a clean rebuild of the topic.
+ */
+const WRITES = Number(process.env['PROCESSES_TEST_WRITES'] ?? 240);
+const TENANTS = 16;
+const suffix = randomUUID().slice(0, 8);
+const env = {
+  MUNINN_LEDGER_TOPIC: `muninn.test.procs.${suffix}`,
+  MUNINN_DLQ_TOPIC: `muninn.test.procs.${suffix}.dlq`,
+  MUNINN_PROJECTOR_GROUP: `procs-${suffix}`,
+  MUNINN_PROJECTOR_SESSION_TIMEOUT_MS: '6000',
+  MUNINN_PROJECTOR_BATCH_MAX: '10',
+  MUNINN_LEDGER_PARTITIONS: '4',
+  MUNINN_EMBEDDER: 'hashing',
+  MUNINN_WRITE_MAX_LAG_MS: '60000',
+};
+const config = testConfig(env);
+const { store, ledger, decode } = connectAdapters(config, silentLogger);
+const root = new URL('../../', import.meta.url).pathname;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface Proc {
+  readonly child: ChildProcess;
+  readonly exited: Promise<void>;
+  /** Resolves once the process has logged an applied batch (projectors) or started (APIs). */
+  readonly busy: Promise<void>;
+  /** Each applied batch's partition and when this test saw it. */
+  readonly batches: Array<{ partition: number; at: number }>;
+}
+
+/** One `muninn serve --role <role>` with its own state dir holding the shared dev signing keys. */
+function spawnRole(role: 'api' | 'projector', keysFrom: string, port: number): Proc {
+  const stateDir = mkdtempSync(join(tmpdir(), `muninn-procs-${role}-`));
+  cpSync(join(keysFrom, 'dev-keys'), join(stateDir, 'dev-keys'), { recursive: true });
+  const child = spawn(process.execPath, ['bin/muninn', 'serve', '--role', role], {
+    cwd: root,
+    env: {
+      ...process.env,
+      NEO4J_URI: config.neo4j.uri,
+      KAFKA_BROKERS: config.kafka.brokers.join(','),
+      MUNINN_STATE_DIR: stateDir,
+      MUNINN_KEY_DIR: config.erasure.keyDir,
+      MUNINN_PORT: String(port),
+      MUNINN_HOST: '127.0.0.1',
+      MUNINN_LOG_LEVEL: 'debug',
+      MUNINN_AWAIT_TIMEOUT_MS: '60000',
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let onBusy!: () => void;
+  const busy = new Promise<void>((r) => (onBusy = r));
+  const proc: Proc = { child, exited: new Promise((r) => child.once('exit', () => r())), busy, batches: [] };
+  if (process.env['PROCESSES_TEST_LOGS'])
+    child.stderr!.pipe(createWriteStream(join(process.env['PROCESSES_TEST_LOGS'], `${role}-${port}.log`)));
+  child.stderr!.on('data', (b: Buffer) => {
+    const text = b.toString();
+    if (text.includes('"msg":"muninn started"') && role === 'api') onBusy();
+    for (const line of text.split('\n')) {
+      const m = /"partition":(\d+).*"msg":"batch applied"/.exec(line);
+      if (!m) continue;
+      proc.batches.push({ partition: Number(m[1]), at: Date.now() });
+      onBusy();
+    }
+  });
+  return proc;
+}
+
+async function ready(url: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const ok = await fetch(`${url}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`${url} not ready within 120 s`);
+    await sleep(250);
+  }
+}
+
+/**
+ * A well-behaved client: a retryable refusal (`extensions.retryable`) or a dropped connection is retried
+ * with the same idempotency key, so it can never become a second write. Anything else is returned.
+ */
+async function send<T>(url: string, token: string, query: string, input: object): Promise<GqlResult<T>> {
+  for (let attempt = 0; ; attempt++) {
+    const res = await gql<T>(`${url}/graphql`, token, query, { input }).catch(() => null);
+    const refusal = res?.errors?.find((e) => e.extensions?.['retryable'] === true);
+    if ((res !== null && !refusal) || attempt >= 200)
+      return res ?? { status: 0, data: null, errors: [{ message: 'no answer' }] };
+    await sleep(Math.min(Number(refusal?.extensions?.['retryAfterMs'] ?? 250), 2000));
+  }
+}
+
+async function lagZero(): Promise<boolean> {
+  const [offsets, cps] = await Promise.all([ledger.offsets(), store.checkpoints(env.MUNINN_LEDGER_TOPIC)]);
+  return offsets.every(
+    (o) =>
+      BigInt(o.highWatermark) === 0n ||
+      BigInt(cps.find((c) => c.partition === o.partition)?.offset ?? -1) === BigInt(o.highWatermark) - 1n,
+  );
+}
+
+const procs: Proc[] = [];
+beforeAll(async () => {
+  await store.wipe();
+  await store.migrate();
+  await ledger.ensureTopics();
+});
+afterAll(async () => {
+  for (const p of procs) p.child.kill('SIGKILL');
+  await Promise.all(procs.map((p) => p.exited));
+  await ledger.close();
+  await store.close();
+});
+
+describe('2 API and 2 projector processes on a 4-partition topic', () => {
+  it('one projector SIGKILLed mid-stream: the other takes over, every acknowledged write projected once, live = rebuild', async () => {
+    const keys = mkdtempSync(join(tmpdir(), 'muninn-procs-keys-'));
+    await ensureDevKeys(keys);
+    const ports = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const apis = [spawnRole('api', keys, ports[0]!), spawnRole('api', keys, ports[1]!)];
+    const projectors = [spawnRole('projector', keys, ports[2]!), spawnRole('projector', keys, ports[3]!)];
+    procs.push(...apis, ...projectors);
+    const urls = ports.slice(0, 2).map((p) => `http://127.0.0.1:${p}`);
+    await Promise.all(urls.map(ready));
+
+    const tenants = Array.from({ length: TENANTS }, (_, i) => `procs-${suffix}-${i}`);
+    const tokens = await Promise.all(
+      tenants.map((tenant) =>
+        signDevToken({
+          stateDir: keys,
+          issuer: config.auth.issuer,
+          audience: config.auth.audience,
+          tenant,
+          sub: 'writer',
+          scopes: ['read', 'write'],
+          ttlSeconds: 900,
+        }),
+      ),
+    );
+
+    // Closed loop, 8 callers alternating the two APIs: proposals, and a revision of every fifth record.
+    const acked = new Map<string, { tenant: string; version: number }>();
+    const failures: string[] = [];
+    let next = 0;
+    let killedAt = 0;
+    const caller = async (c: number) => {
+      for (let i = next++; i < WRITES; i = next++) {
+        const t = i % TENANTS;
+        const url = urls[(i + c) % 2]!;
+        const p = await send<{ propose: { recordId: string; version: number } }>(url, tokens[t]!, PROPOSE, {
+          ...proposal({ namespace: 'acme/platform' }),
+          // A record about to be revised is awaited (a revision needs it projected); the rest are not.
+          await: i % 5 === 0,
+        });
+        if (!p.data?.propose) {
+          failures.push(JSON.stringify(p.errors));
+          continue;
+        }
+        acked.set(p.data.propose.recordId, { tenant: tenants[t]!, version: 1 });
+        if (i % 5 === 0) {
+          const r = await send<{ revise: { outcome: string } }>(url, tokens[t]!, REVISE, {
+            id: p.data.propose.recordId,
+            expectedVersion: 1,
+            statement: { subject: `rev-${i}`, predicate: 'is', object: 'revised', text: `Revised ${i}.` },
+            purpose: 'test',
+            idempotencyKey: `rev-${suffix}-${i}`,
+            await: true,
+          });
+          if (r.data?.revise) acked.set(p.data.propose.recordId, { tenant: tenants[t]!, version: 2 });
+          else failures.push(JSON.stringify(r.errors));
+        }
+        if (!killedAt && i >= WRITES / 2 && projectors[0]!.batches.length > 0) {
+          killedAt = Date.now();
+          projectors[0]!.child.kill('SIGKILL');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, (_, c) => caller(c)));
+    expect(failures).toEqual([]);
+    expect(killedAt).toBeGreaterThan(0);
+    await projectors[0]!.exited;
+
+    // The survivor alone drains all four partitions.
+    const deadline = Date.now() + 120_000;
+    while (!(await lagZero())) {
+      if (Date.now() > deadline) throw new Error('the surviving projector did not catch up within 120 s');
+      await sleep(250);
+    }
+    expect(projectors[1]!.child.exitCode).toBeNull();
+    // Writes went on for every tenant after the kill, so each partition the victim had got more events:
+    // the survivor applied them.
+    const victims = new Set(projectors[0]!.batches.map((b) => b.partition));
+    const takenOver = new Set(projectors[1]!.batches.filter((b) => b.at > killedAt).map((b) => b.partition));
+    expect(victims.size).toBeGreaterThan(0);
+    expect([...victims].filter((p) => !takenOver.has(p))).toEqual([]);
+    expect((await ledger.offsets()).map((o) => o.partition).sort()).toEqual([0, 1, 2, 3]);
+
+    // Every acknowledged write is in the graph, at its acknowledged version, exactly once.
+    const rows = await store.db.read(
+      'test.procs.records',
+      'MATCH (n:Record) WHERE n.tenant IN $tenants RETURN n.id AS id, n.version AS v, count(*) AS c',
+      { tenants },
+    );
+    const seen = new Map(rows.records.map((r) => [String(r.get('id')), Number(r.get('v'))]));
+    expect(rows.records.filter((r) => Number(r.get('c')) > 1)).toEqual([]);
+    expect(seen.size).toBe(acked.size);
+    for (const [id, a] of acked) expect(seen.get(id), id).toBe(a.version);
+
+    for (const p of [...apis, projectors[1]!]) p.child.kill('SIGTERM');
+    await Promise.all([...apis, projectors[1]!].map((p) => p.exited));
+    const live = await store.stateHash();
+    const rebuilt = await rebuild(ledger, store, env.MUNINN_LEDGER_TOPIC, 500, undefined, decode);
+    expect(rebuilt.hash).toBe(live.hash);
+  }, 600_000);
+});
