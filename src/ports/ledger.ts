@@ -16,7 +16,11 @@ export interface LedgerMessage {
 export interface LedgerBatch {
   readonly partition: number;
   readonly messages: readonly LedgerMessage[];
-  /** Let the broker know the consumer is alive during long batches. */
+  /**
+   * Let the broker know the consumer is alive during long batches. Rejects once this member has lost the
+   * partition (a rebalance, or the group forgot it); `onBatch` should then give up the batch (throw), and
+   * the consumer rejoins at once instead of retrying work another member now owns.
+   */
   heartbeat(): Promise<void>;
 }
 

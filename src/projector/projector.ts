@@ -1,5 +1,6 @@
 import type { ProjectionStore } from '../ports/graph.ts';
 import type { Ledger, LedgerSubscription } from '../ports/ledger.ts';
+import { isMuninnError } from '../domain/errors.ts';
 import type { Logger } from '../ports/logger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
@@ -62,7 +63,7 @@ export class Projector {
       onBatch: async (batch) => {
         for (let i = 0; i < batch.messages.length; i += this.o.batchMax) {
           const t0 = performance.now();
-          const res = await this.keepingMembership(batch.heartbeat, () =>
+          const res = await this.applyPatiently(batch.heartbeat, log, () =>
             applyBatch(deps, batch.partition, batch.messages.slice(i, i + this.o.batchMax)),
           );
           if (res.deadLettered > 0) {
@@ -106,6 +107,35 @@ export class Projector {
       clearInterval(timer);
     }
   }
+
+  /**
+   * A retryable failure (Neo4j restarting, a transient lock) is retried here, with backoff and a heartbeat
+   * before each try, rather than thrown to the consumer: thrown, the batch is re-fetched and retried for
+   * minutes while the group may evict this member, and the projection (and every awaited write) stalls
+   * long after the database is back. A heartbeat that finds the partition gone ends it: the member that
+   * owns it now applies the batch (the graph checkpoint makes a second apply a no-op either way).
+   */
+  private async applyPatiently<T>(
+    heartbeat: () => Promise<void>,
+    log: Logger,
+    work: () => Promise<T>,
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.keepingMembership(heartbeat, work);
+      } catch (e) {
+        const running = this._state.kind === 'running';
+        if (!running || !isMuninnError(e) || !e.retryable || attempt >= Projector.APPLY_ATTEMPTS) throw e;
+        const waitMs = Math.min(5000, 200 * 2 ** attempt);
+        log.warn({ err: e.message, attempt, waitMs }, 'batch not applied; retrying');
+        await new Promise((r) => setTimeout(r, waitMs));
+        await heartbeat();
+      }
+    }
+  }
+
+  /** Tries of one chunk before the error goes to the consumer (about ten minutes at the 5 s cap). */
+  static readonly APPLY_ATTEMPTS = 120;
 
   async stop(): Promise<void> {
     if (!this.sub) return;

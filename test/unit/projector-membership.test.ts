@@ -3,6 +3,7 @@ import type { GraphStore } from '../../src/ports/graph.ts';
 import type { Ledger, LedgerBatch } from '../../src/ports/ledger.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { Projector } from '../../src/projector/projector.ts';
+import { MuninnError } from '../../src/domain/errors.ts';
 
 /**
  * A graph transaction slower than the session timeout must not cost the projector its group membership:
@@ -13,7 +14,7 @@ import { Projector } from '../../src/projector/projector.ts';
 
 const SESSION_MS = 10_000;
 
-function harness(txMs: number) {
+function harness(txMs: number, projection?: () => Promise<unknown>) {
   let onBatch!: (b: LedgerBatch) => Promise<void>;
   const ledger = {
     deadLetter: async () => undefined,
@@ -24,7 +25,9 @@ function harness(txMs: number) {
   } as unknown as Ledger;
   const store = {
     checkpoints: async () => [],
-    projection: () => new Promise((resolve) => setTimeout(() => resolve({ applied: 0, skipped: 1 }), txMs)),
+    projection:
+      projection ??
+      (() => new Promise((resolve) => setTimeout(() => resolve({ applied: 0, skipped: 1 }), txMs))),
   } as unknown as GraphStore;
   const projector = new Projector({
     ledger,
@@ -62,5 +65,50 @@ describe('projector group membership during a slow transaction', () => {
     const after = beats.length;
     await vi.advanceTimersByTimeAsync(5 * SESSION_MS);
     expect(beats.length).toBe(after); // the keep-alive ended with the chunk
+  });
+});
+
+describe('projector during a database outage', () => {
+  afterEach(() => vi.useRealTimers());
+  const message = { partition: 0, offset: '0', key: null, value: Buffer.from('not an event') };
+
+  /** A store whose first `failures` transactions fail with `code`, then succeed. */
+  function flaky(failures: number, code: 'UNAVAILABLE') {
+    let calls = 0;
+    const projection = () => {
+      calls++;
+      return calls <= failures
+        ? Promise.reject(new MuninnError(code, 'graph store down'))
+        : Promise.resolve({ applied: 0, skipped: 1 });
+    };
+    return { projection, calls: () => calls };
+  }
+
+  it('retries a retryable failure itself, heartbeating between tries, until the store is back', async () => {
+    vi.useFakeTimers();
+    const store = flaky(4, 'UNAVAILABLE');
+    const { projector, deliver } = harness(0, store.projection);
+    await projector.start();
+    let beats = 0;
+    const done = deliver({ partition: 0, messages: [message], heartbeat: async () => void beats++ });
+    await vi.advanceTimersByTimeAsync(60_000);
+    await expect(done).resolves.toBeUndefined();
+    expect(store.calls()).toBe(5);
+    expect(beats).toBeGreaterThanOrEqual(4);
+  });
+
+  it('gives the batch up with the heartbeat error once the partition has moved to another member', async () => {
+    vi.useFakeTimers();
+    const store = flaky(100, 'UNAVAILABLE');
+    const { projector, deliver } = harness(0, store.projection);
+    await projector.start();
+    const lost = Object.assign(new Error('The coordinator is not aware of this member'), {
+      type: 'UNKNOWN_MEMBER_ID',
+    });
+    const done = deliver({ partition: 0, messages: [message], heartbeat: () => Promise.reject(lost) });
+    const settled = expect(done).rejects.toBe(lost);
+    await vi.advanceTimersByTimeAsync(60_000);
+    await settled;
+    expect(store.calls()).toBe(1);
   });
 });

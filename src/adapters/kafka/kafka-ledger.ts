@@ -214,16 +214,32 @@ export class KafkaLedger implements Ledger {
           consumer.seek({ topic: batch.topic, partition: batch.partition, offset: next });
           return;
         }
-        await opts.onBatch({
-          partition: batch.partition,
-          messages: batch.messages.map((m) => ({
+        // A heartbeat that finds this member gone is remembered: whatever onBatch then throws, KafkaJS gets
+        // the membership error, which makes it rejoin at once. Any other error makes it re-fetch and retry
+        // the batch for minutes as a member the group has already forgotten.
+        let lost: unknown;
+        const beat = async () => {
+          try {
+            await heartbeat();
+          } catch (e) {
+            if (membershipLost(e)) lost ??= e;
+            throw e;
+          }
+        };
+        try {
+          await opts.onBatch({
             partition: batch.partition,
-            offset: m.offset,
-            key: m.key ? m.key.toString('utf8') : null,
-            value: m.value,
-          })),
-          heartbeat,
-        });
+            messages: batch.messages.map((m) => ({
+              partition: batch.partition,
+              offset: m.offset,
+              key: m.key ? m.key.toString('utf8') : null,
+              value: m.value,
+            })),
+            heartbeat: beat,
+          });
+        } catch (e) {
+          throw lost ?? e;
+        }
         const last = batch.messages[batch.messages.length - 1]!.offset;
         // Without auto-resolve, KafkaJS fetches from the last *resolved* offset: resolve, or the same
         // batch comes back forever once it fills a whole fetch.
@@ -402,4 +418,15 @@ function murmur2(data: Buffer): number {
   h = Math.imul(h, m);
   h ^= h >>> 15;
   return h | 0;
+}
+
+/** KafkaJS's errors that mean this member no longer owns its partitions (its runner rejoins on them). */
+function membershipLost(e: unknown): boolean {
+  const type = (e as { type?: unknown }).type;
+  return (
+    type === 'UNKNOWN_MEMBER_ID' ||
+    type === 'REBALANCE_IN_PROGRESS' ||
+    type === 'NOT_COORDINATOR_FOR_GROUP' ||
+    type === 'ILLEGAL_GENERATION'
+  );
 }
