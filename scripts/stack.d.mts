@@ -7,3 +7,22 @@ export interface StackHandle {
 export function ensureStack(o?: { log?: ((m: string) => void) | false }): Promise<StackHandle>;
 export function stopStack(o?: { log?: ((m: string) => void) | false }): Promise<void>;
 export function install(o?: { log?: ((m: string) => void) | false; force?: boolean }): Promise<void>;
+export interface StackStatus {
+  installed: boolean;
+  versions?: { neo4j: string; kafka: string };
+  services: Record<
+    'neo4j' | 'kafka',
+    {
+      state: 'running' | 'starting/unhealthy' | 'external' | 'stopped';
+      pid?: number;
+      address: string;
+      rss?: string;
+      log: string;
+    }
+  >;
+}
+export function stackStatus(): Promise<StackStatus>;
+export function restartService(
+  name: 'neo4j' | 'kafka',
+  o?: { log?: ((m: string) => void) | false; hard?: boolean; downMs?: number },
+): Promise<void>;

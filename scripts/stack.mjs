@@ -3,7 +3,7 @@
 // broker+controller), run from Maven Central jars with the JDK on this machine. No npm dependencies.
 //
 // CLI:    node scripts/stack.mjs install|up|down|status|reset
-// Module: import { ensureStack, stopStack } from './scripts/stack.mjs'
+// Module: import { ensureStack, stopStack, stackStatus, restartService } from './scripts/stack.mjs'
 //
 // Layout (all under the git-ignored <repo>/.stack/):
 //   lib/{neo4j,kafka,launcher}/  jars copied by stack/pom.xml + compiled stack/Neo4jLauncher.java
@@ -714,6 +714,29 @@ export async function ensureStack({ log } = {}) {
         await withLock(() => stopServices(startedByUs, log), log);
       },
     };
+  }, log);
+}
+
+/**
+ * Fault runs: stops one service this script started (`hard`: SIGKILL, as a crash; else a clean stop),
+ * keeps it down for `downMs`, and starts it again on the same data, waiting until it answers. Refuses a
+ * service it did not start: it never restarts someone else's server.
+ */
+export async function restartService(name, { log, hard = false, downMs = 0 } = {}) {
+  log = mkLog(log);
+  const cfg = config();
+  await withLock(async () => {
+    const pid = readPid(name);
+    if (!pid || !isOurProcess(pid, name))
+      throw new Error(`${SERVICES[name].title} was not started by stack.mjs here: not restarting it`);
+    if (hard) {
+      process.kill(pid, 'SIGKILL');
+      while (isOurProcess(pid, name)) await sleep(100);
+      fs.rmSync(pidFile(name), { force: true });
+      log(`${SERVICES[name].title} (pid ${pid}) killed`);
+    } else await stopService(name, log);
+    await sleep(downMs);
+    await startService(name, cfg, await planService(name, cfg), log);
   }, log);
 }
 
