@@ -95,7 +95,14 @@ const RecordProposedV1 = z.object({
   embedding: EmbeddingCache.nullable().default(null),
 });
 
-const RecordRevisedV1 = z.object({
+/**
+ * v2 adds reclassification and rescoping: a new class, label or namespace (each `null` = unchanged) and
+ * the writer's `reason`. A namespace change is a move: the record keeps its id and history; the envelope
+ * carries the namespace it was revised in (the source), the payload the one it moves to. The write side
+ * checked write access on both and the review scope for a lowered label (ingest/commands/revise.ts); the
+ * fold decides what a NORMATIVE change means for review. v1 events upcast to all four `null`.
+ */
+const RecordRevisedV2 = z.object({
   recordId: Id,
   expectedVersion: z.number().int().min(1),
   statement: Statement.nullable(),
@@ -103,6 +110,10 @@ const RecordRevisedV1 = z.object({
   /** `null` leaves it unchanged; `{ open: true }` reopens it. */
   validTo: z.union([Instant, z.object({ open: z.literal(true) })]).nullable(),
   embedding: EmbeddingCache.nullable().default(null),
+  class: z.enum(RecordClasses).nullable().default(null),
+  sensitivity: z.enum(Sensitivities).nullable().default(null),
+  namespace: NamespacePath.nullable().default(null),
+  reason: z.string().min(1).max(2000).nullable().default(null),
 });
 
 const RecordRetractedV1 = z.object({
@@ -254,7 +265,7 @@ const variant = <T extends string, P extends z.ZodType, V extends number = 1>(
 
 export const LedgerEvent = z.discriminatedUnion('type', [
   variant('RecordProposed', RecordProposedV1),
-  variant('RecordRevised', RecordRevisedV1),
+  variant('RecordRevised', RecordRevisedV2, 2),
   variant('RecordRetracted', RecordRetractedV1),
   variant('EntityCreated', EntityCreatedV1),
   variant('RecordReinforced', RecordReinforcedV1),
@@ -278,7 +289,7 @@ export const EventTypes = LedgerEvent.options.map((o) => o.shape.type.value) as 
 /** The newest schema version of each type this build writes and understands. */
 export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   RecordProposed: 1,
-  RecordRevised: 1,
+  RecordRevised: 2,
   RecordRetracted: 1,
   EntityCreated: 1,
   RecordReinforced: 1,
@@ -302,6 +313,13 @@ type Raw = Record<string, unknown>;
 export const upcasters: Partial<Record<EventType, Record<number, (e: Raw) => Raw>>> = {
   // v1 approvals predate separation of duties: no configured approvers (the fold still applies the floor).
   ProposalApproved: { 1: (e) => ({ ...e, payload: { ...(e['payload'] as Raw), required: 0 } }) },
+  // v1 revisions changed only the statement and validity.
+  RecordRevised: {
+    1: (e) => ({
+      ...e,
+      payload: { ...(e['payload'] as Raw), class: null, sensitivity: null, namespace: null, reason: null },
+    }),
+  },
 };
 
 /**

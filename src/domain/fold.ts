@@ -13,6 +13,7 @@ import { approversRequired, decideApproval, describeApproval, partiesOf, type Ap
 import { erased } from './erasure-fold.ts';
 import { receiptOf } from './receipts.ts';
 import { holdPlaced, holdReleased, type HoldState } from './hold-fold.ts';
+import { reclassify } from './reclassify.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -424,17 +425,34 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
   const restated = p.statement !== null && !sameStatement(p.statement, g.current.statement);
   // An approval covers the text the reviewers read: new text is no longer approved (nor partly approved).
   const base: RecordState = restated ? { ...g.record, approvals: [], approvedAt: null } : g.record;
-  const record = appendRevision(base, e.recordedAt, {
+  const rc = reclassify({
+    current: { ...g.record, status: g.current.status },
+    change: p,
+    principal: e.principal,
+    actors: e.actors,
+  });
+  const moved: RecordState = { ...base, ...rc.next };
+  const reclassed: RecordState = rc.review
+    ? {
+        ...moved,
+        approvals: [],
+        approvedAt: null,
+        proposedVia: rc.review.proposedVia,
+        reviewReasons: [rc.review.reason],
+      }
+    : moved;
+  const record = appendRevision(reclassed, e.recordedAt, {
     version,
     statement: p.statement ?? g.current.statement,
-    status: g.current.status,
+    status: rc.review?.status ?? g.current.status,
     validFrom,
     validTo,
     changesetId: e.changesetId,
     eventId: e.eventId,
-    reason: null,
+    reason: rc.summary ?? p.reason,
   });
-  return { record, receipt: receiptOf(e, 'REVISED', p.recordId, version, null) };
+  const outcome = rc.review ? 'QUEUED' : 'REVISED';
+  return { record, receipt: receiptOf(e, outcome, p.recordId, version, rc.review?.reason ?? rc.summary) };
 }
 
 const sameStatement = (a: Statement, b: Statement): boolean =>
