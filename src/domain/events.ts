@@ -11,6 +11,7 @@ import {
   TimeSources,
 } from './model.ts';
 import { MAX_APPROVERS } from './review.ts';
+import { RelateTypes, TargetKinds } from './relations.ts';
 
 /**
  * The ledger's events: past-tense facts in a versioned union. The wire form is JSON on the Kafka topic
@@ -257,6 +258,22 @@ const FeedbackRecordedV1 = z.object({
   verdict: z.enum(['USED', 'IGNORED', 'WRONG']),
 });
 
+/**
+ * An explicit typed relation (the `relate` mutation, relations.ts) from the record `recordId` to a record
+ * or an entity, with its own confidence and validity. Relating the same (type, target) again replaces the
+ * edge's confidence, validity and reason (ending a relation = relating it again with a validTo).
+ */
+const RecordRelatedV1 = z.object({
+  recordId: Id,
+  target: Id,
+  targetKind: z.enum(TargetKinds),
+  type: z.enum(RelateTypes),
+  confidence: z.number().min(0).max(1),
+  validFrom: Instant,
+  validTo: Instant.nullable(),
+  reason: z.string().min(1).max(2000),
+});
+
 const variant = <T extends string, P extends z.ZodType, V extends number = 1>(
   type: T,
   payload: P,
@@ -279,6 +296,7 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('HoldPlaced', HoldPlacedV1),
   variant('HoldReleased', HoldReleasedV1),
   variant('RecordArchived', RecordArchivedV1),
+  variant('RecordRelated', RecordRelatedV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -303,6 +321,7 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   HoldPlaced: 1,
   HoldReleased: 1,
   RecordArchived: 1,
+  RecordRelated: 1,
 };
 
 /**

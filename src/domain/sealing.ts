@@ -50,6 +50,7 @@ export function split(e: LedgerEvent): Split | null {
     }
     case 'RecordRetracted':
     case 'ProposalRejected':
+    case 'RecordRelated':
       return rec(e, { reason: e.payload.reason }, { reason: ERASED_MARK });
     case 'RecordReinforced': {
       const { sources, reason } = e.payload;

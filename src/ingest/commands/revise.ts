@@ -28,7 +28,7 @@ export async function revise(
   // The same checks as a fresh write come before a stored receipt is returned.
   const current = await visible(d, principal, cmd.id, 'record');
   await checkEntitled(d, principal, current, cmd);
-  refuseUnreviewedFindings(cmd.sensitivity ?? current.sensitivity, findingsOf(screened.fields));
+  refuseUnreviewedFindings(cmd.sensitivity ?? current.sensitivity, findingsOf(screened.fields, 'statement'));
   const prior = await priorReceipt(d, principal.tenant, key, hash);
   if (prior) return prior;
   checkVersion(current, cmd.expectedVersion);
