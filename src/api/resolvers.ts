@@ -218,6 +218,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         const { input, wait } = commandInput(a['input']);
         return s.writes.revise(ctx.principal, input, wait);
       },
+      relate: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.writes.relate(ctx.principal, input, wait);
+      },
       ingestEpisode: (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
         return s.writes.ingestEpisode(ctx.principal, input, wait);
@@ -294,11 +298,16 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         // The other end goes through the same entitlement check as any read: invisible → null.
         return Promise.all(
           rels.map(async (x) => ({
-            type: x.type,
-            direction: x.direction,
-            confidence: x.confidence,
-            reason: x.reason,
-            target: withPrincipal(r.principal)(await s.records.record(r.principal, x.otherId, {})),
+            ...x,
+            targetId: x.otherId,
+            target:
+              x.targetKind === 'RECORD'
+                ? withPrincipal(r.principal)(await s.records.record(r.principal, x.otherId, {}))
+                : null,
+            targetEntity:
+              x.targetKind === 'ENTITY'
+                ? ((await s.records.entitiesByIds(r.principal, [x.otherId]))[0] ?? null)
+                : null,
           })),
         );
       },

@@ -73,11 +73,26 @@ export const ReviseCommand = z
     statement: Statement.optional(),
     validFrom: Instant.optional(),
     validTo: Instant.optional(),
+    /** Reclassify: the record's new class. */
+    class: z.enum(RecordClasses).optional(),
+    /** Relabel: writers may only raise it; lowering needs the review scope. */
+    sensitivity: z.enum(Sensitivities).optional(),
+    /** Rescope: move the record (same id and history) into this namespace. */
+    namespace: NamespacePath.optional(),
+    /** Why; kept on the revision (required for a class, label or namespace change). */
+    reason: z.string().min(1).max(2000).optional(),
     purpose: Purpose,
     idempotencyKey: IdempotencyKey,
     changesetId: z.string().min(1).max(200).optional(),
   })
-  .refine((c) => c.statement || c.validFrom || c.validTo, 'a revision changes the statement or the validity');
+  .refine(
+    (c) => c.statement || c.validFrom || c.validTo || c.class || c.sensitivity || c.namespace,
+    'a revision changes the statement, the validity, the class, the label or the namespace',
+  )
+  .refine((c) => !(c.class || c.sensitivity || c.namespace) || !!c.reason, {
+    message: 'a class, label or namespace change needs a reason',
+    path: ['reason'],
+  });
 export type ReviseCommand = z.infer<typeof ReviseCommand>;
 
 export const RetractCommand = z.object({
@@ -278,7 +293,7 @@ export function decideRevise(ctx: DecideContext, cmd: ReviseCommand, namespace: 
   return {
     ...envelope(ctx, cmd, namespace, commandHash('revise', cmd)),
     type: 'RecordRevised',
-    schemaVersion: 1,
+    schemaVersion: 2,
     payload: {
       recordId: cmd.id,
       expectedVersion: cmd.expectedVersion,
@@ -286,6 +301,10 @@ export function decideRevise(ctx: DecideContext, cmd: ReviseCommand, namespace: 
       validFrom: cmd.validFrom ?? null,
       validTo: cmd.validTo ?? null,
       embedding: null,
+      class: cmd.class ?? null,
+      sensitivity: cmd.sensitivity ?? null,
+      namespace: cmd.namespace ?? null,
+      reason: cmd.reason ?? null,
     },
   };
 }

@@ -11,6 +11,7 @@ import {
   TimeSources,
 } from './model.ts';
 import { MAX_APPROVERS } from './review.ts';
+import { RelateTypes, TargetKinds } from './relations.ts';
 
 /**
  * The ledger's events: past-tense facts in a versioned union. The wire form is JSON on the Kafka topic
@@ -95,7 +96,14 @@ const RecordProposedV1 = z.object({
   embedding: EmbeddingCache.nullable().default(null),
 });
 
-const RecordRevisedV1 = z.object({
+/**
+ * v2 adds reclassification and rescoping: a new class, label or namespace (each `null` = unchanged) and
+ * the writer's `reason`. A namespace change is a move: the record keeps its id and history; the envelope
+ * carries the namespace it was revised in (the source), the payload the one it moves to. The write side
+ * checked write access on both and the review scope for a lowered label (ingest/commands/revise.ts); the
+ * fold decides what a NORMATIVE change means for review. v1 events upcast to all four `null`.
+ */
+const RecordRevisedV2 = z.object({
   recordId: Id,
   expectedVersion: z.number().int().min(1),
   statement: Statement.nullable(),
@@ -103,6 +111,10 @@ const RecordRevisedV1 = z.object({
   /** `null` leaves it unchanged; `{ open: true }` reopens it. */
   validTo: z.union([Instant, z.object({ open: z.literal(true) })]).nullable(),
   embedding: EmbeddingCache.nullable().default(null),
+  class: z.enum(RecordClasses).nullable().default(null),
+  sensitivity: z.enum(Sensitivities).nullable().default(null),
+  namespace: NamespacePath.nullable().default(null),
+  reason: z.string().min(1).max(2000).nullable().default(null),
 });
 
 const RecordRetractedV1 = z.object({
@@ -246,6 +258,22 @@ const FeedbackRecordedV1 = z.object({
   verdict: z.enum(['USED', 'IGNORED', 'WRONG']),
 });
 
+/**
+ * An explicit typed relation (the `relate` mutation, relations.ts) from the record `recordId` to a record
+ * or an entity, with its own confidence and validity. Relating the same (type, target) again replaces the
+ * edge's confidence, validity and reason (ending a relation = relating it again with a validTo).
+ */
+const RecordRelatedV1 = z.object({
+  recordId: Id,
+  target: Id,
+  targetKind: z.enum(TargetKinds),
+  type: z.enum(RelateTypes),
+  confidence: z.number().min(0).max(1),
+  validFrom: Instant,
+  validTo: Instant.nullable(),
+  reason: z.string().min(1).max(2000),
+});
+
 const variant = <T extends string, P extends z.ZodType, V extends number = 1>(
   type: T,
   payload: P,
@@ -254,7 +282,7 @@ const variant = <T extends string, P extends z.ZodType, V extends number = 1>(
 
 export const LedgerEvent = z.discriminatedUnion('type', [
   variant('RecordProposed', RecordProposedV1),
-  variant('RecordRevised', RecordRevisedV1),
+  variant('RecordRevised', RecordRevisedV2, 2),
   variant('RecordRetracted', RecordRetractedV1),
   variant('EntityCreated', EntityCreatedV1),
   variant('RecordReinforced', RecordReinforcedV1),
@@ -268,6 +296,7 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('HoldPlaced', HoldPlacedV1),
   variant('HoldReleased', HoldReleasedV1),
   variant('RecordArchived', RecordArchivedV1),
+  variant('RecordRelated', RecordRelatedV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -278,7 +307,7 @@ export const EventTypes = LedgerEvent.options.map((o) => o.shape.type.value) as 
 /** The newest schema version of each type this build writes and understands. */
 export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   RecordProposed: 1,
-  RecordRevised: 1,
+  RecordRevised: 2,
   RecordRetracted: 1,
   EntityCreated: 1,
   RecordReinforced: 1,
@@ -292,6 +321,7 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   HoldPlaced: 1,
   HoldReleased: 1,
   RecordArchived: 1,
+  RecordRelated: 1,
 };
 
 /**
@@ -302,6 +332,13 @@ type Raw = Record<string, unknown>;
 export const upcasters: Partial<Record<EventType, Record<number, (e: Raw) => Raw>>> = {
   // v1 approvals predate separation of duties: no configured approvers (the fold still applies the floor).
   ProposalApproved: { 1: (e) => ({ ...e, payload: { ...(e['payload'] as Raw), required: 0 } }) },
+  // v1 revisions changed only the statement and validity.
+  RecordRevised: {
+    1: (e) => ({
+      ...e,
+      payload: { ...(e['payload'] as Raw), class: null, sensitivity: null, namespace: null, reason: null },
+    }),
+  },
 };
 
 /**

@@ -13,6 +13,9 @@ import { approversRequired, decideApproval, describeApproval, partiesOf, type Ap
 import { erased } from './erasure-fold.ts';
 import { receiptOf } from './receipts.ts';
 import { holdPlaced, holdReleased, type HoldState } from './hold-fold.ts';
+import { reclassify } from './reclassify.ts';
+import { related } from './relate-fold.ts';
+import type { RelateType, TargetKind } from './relations.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -109,13 +112,26 @@ export interface GrantState {
 }
 
 export interface RelationState {
-  readonly type: 'EXTENDS' | 'CONTRADICTS' | 'SUPERSEDES';
+  /** The pipeline's relate decision (EXTENDS, CONTRADICTS, SUPERSEDES) or an explicit `relate` (relations.ts). */
+  readonly type: 'CONTRADICTS' | 'SUPERSEDES' | RelateType;
   readonly target: string;
   readonly confidence: number;
   readonly reason: string;
   readonly eventId: string;
   readonly recordedAt: string;
+  /** What `target` names; absent = a record (the pipeline's relations). */
+  readonly targetKind?: TargetKind;
+  /** The edge's own validity (world time); absent = always (the pipeline's relations). */
+  readonly validFrom?: string;
+  readonly validTo?: string | null;
 }
+
+/**
+ * The relation a record was proposed with (its pipeline relate decision), which takes effect when the
+ * record becomes active: carried by the proposal event itself, unlike later `relate` edges.
+ */
+export const proposedRelation = (r: RecordState): RelationState | undefined =>
+  r.relations.find((x) => x.eventId === r.revisions[0]?.eventId);
 
 export interface EpisodeState {
   readonly tenant: string;
@@ -229,6 +245,8 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return holdReleased(view, e);
     case 'RecordArchived':
       return archived(view, e);
+    case 'RecordRelated':
+      return related(view, e);
   }
 }
 
@@ -316,7 +334,7 @@ function activate(
   target: RecordState | undefined,
   e: LedgerEvent,
 ): { record: RecordState; others: RecordState[]; outcome: Outcome; reason: string | null } {
-  const rel = record.relations[0];
+  const rel = proposedRelation(record);
   const live = (r: RecordState) => ['ACTIVE', 'CONTESTED'].includes(currentRevision(r).status);
   if (!rel || !target || !live(target)) return { record, others: [], outcome: 'ADMITTED', reason: null };
   const t = currentRevision(target);
@@ -424,17 +442,34 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
   const restated = p.statement !== null && !sameStatement(p.statement, g.current.statement);
   // An approval covers the text the reviewers read: new text is no longer approved (nor partly approved).
   const base: RecordState = restated ? { ...g.record, approvals: [], approvedAt: null } : g.record;
-  const record = appendRevision(base, e.recordedAt, {
+  const rc = reclassify({
+    current: { ...g.record, status: g.current.status },
+    change: p,
+    principal: e.principal,
+    actors: e.actors,
+  });
+  const moved: RecordState = { ...base, ...rc.next };
+  const reclassed: RecordState = rc.review
+    ? {
+        ...moved,
+        approvals: [],
+        approvedAt: null,
+        proposedVia: rc.review.proposedVia,
+        reviewReasons: [rc.review.reason],
+      }
+    : moved;
+  const record = appendRevision(reclassed, e.recordedAt, {
     version,
     statement: p.statement ?? g.current.statement,
-    status: g.current.status,
+    status: rc.review?.status ?? g.current.status,
     validFrom,
     validTo,
     changesetId: e.changesetId,
     eventId: e.eventId,
-    reason: null,
+    reason: rc.summary ?? p.reason,
   });
-  return { record, receipt: receiptOf(e, 'REVISED', p.recordId, version, null) };
+  const outcome = rc.review ? 'QUEUED' : 'REVISED';
+  return { record, receipt: receiptOf(e, outcome, p.recordId, version, rc.review?.reason ?? rc.summary) };
 }
 
 const sameStatement = (a: Statement, b: Statement): boolean =>
@@ -579,7 +614,7 @@ function approved(view: ProjectionView, e: EventOf<'ProposalApproved'>): Effect 
     changesetId: e.changesetId,
     reason: `approved by ${approvals.map((a) => a.by.slice(a.by.indexOf('|') + 1)).join(', ')}`,
   });
-  const rel = opened.relations[0];
+  const rel = proposedRelation(opened);
   const act = activate(opened, rel ? view.record(e.tenant, rel.target) : undefined, e);
   const version = currentRevision(act.record).version;
   return {

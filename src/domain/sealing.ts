@@ -43,11 +43,14 @@ export function split(e: LedgerEvent): Split | null {
     case 'RecordProposed':
       return recordProposed(e);
     case 'RecordRevised': {
-      const { statement, embedding } = e.payload;
-      return rec(e, { statement, embedding }, { statement: null, embedding: null });
+      // The writer's reason for a reclassification may quote the content: sealed with the statement.
+      const { statement, embedding, reason } = e.payload;
+      const mark = reason === null ? null : ERASED_MARK;
+      return rec(e, { statement, embedding, reason }, { statement: null, embedding: null, reason: mark });
     }
     case 'RecordRetracted':
     case 'ProposalRejected':
+    case 'RecordRelated':
       return rec(e, { reason: e.payload.reason }, { reason: ERASED_MARK });
     case 'RecordReinforced': {
       const { sources, reason } = e.payload;

@@ -26,6 +26,7 @@ import { screen, type LabelFloor, type ScreenResult } from './screen.ts';
 export type InputTypeName =
   | 'ProposeInput'
   | 'ReviseInput'
+  | 'RelateInput'
   | 'RetractInput'
   | 'EpisodeInput'
   | 'ApproveInput'
@@ -69,6 +70,24 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
     statement: { input: 'StatementInput' },
     validFrom: 'opaque',
     validTo: 'opaque',
+    class: 'opaque',
+    sensitivity: 'opaque',
+    namespace: 'key',
+    reason: 'text',
+    purpose: 'key',
+    idempotencyKey: 'key',
+    changesetId: 'key',
+    await: 'opaque',
+  },
+  RelateInput: {
+    from: 'key',
+    to: 'key',
+    targetKind: 'opaque',
+    type: 'opaque',
+    confidence: 'opaque',
+    validFrom: 'opaque',
+    validTo: 'opaque',
+    reason: 'text',
     purpose: 'key',
     idempotencyKey: 'key',
     changesetId: 'key',
@@ -146,6 +165,7 @@ export const COMMAND_INPUTS = {
   erase: 'EraseInput',
   placeHold: 'PlaceHoldInput',
   releaseHold: 'ReleaseHoldInput',
+  relate: 'RelateInput',
 } as const satisfies Record<string, InputTypeName>;
 export type CommandName = keyof typeof COMMAND_INPUTS;
 

@@ -6,6 +6,7 @@ import { propose } from './commands/propose.ts';
 import { retract } from './commands/retract.ts';
 import { approve, reject } from './commands/review.ts';
 import { revise } from './commands/revise.ts';
+import { relate } from './commands/relate.ts';
 import type { WriteReceipt } from './receipts.ts';
 import type { WriteDeps } from './deps.ts';
 import type { StageTimes } from './stage-times.ts';
@@ -47,6 +48,10 @@ export class WriteService {
 
   retract(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     return this.d.overload.run(() => retract(this.d, principal, input, wait));
+  }
+
+  relate(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    return this.d.overload.run(() => relate(this.d, principal, input, wait));
   }
 
   approve(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {

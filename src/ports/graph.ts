@@ -177,6 +177,20 @@ export interface ProjectionStore extends Checkpoints {
   projection<T>(fn: (tx: ProjectionTx) => Promise<T>): Promise<T>;
 }
 
+/** One typed relation of a record, as the caller may see it (RecordReads.relations). */
+export interface RelationView {
+  readonly type: string;
+  readonly direction: 'OUT' | 'IN';
+  readonly otherId: string;
+  readonly targetKind: 'RECORD' | 'ENTITY';
+  readonly confidence: number;
+  readonly reason: string | null;
+  /** null on the pipeline's relate decisions: they hold always. */
+  readonly validFrom: string | null;
+  readonly validTo: string | null;
+  readonly recordedAt: string | null;
+}
+
 /** Scoped reads of records, their history and relations, entities, the review queue and grants (the records service, analytics). */
 export interface RecordReads {
   record(scope: ReadScope, id: string, asOf?: AsOf): Promise<RecordView | undefined>;
@@ -206,19 +220,11 @@ export interface RecordReads {
       type?: string | undefined;
     },
   ): Promise<EntityState | undefined>;
-  /** A record's typed relations to other records, both directions (the other end is checked by the caller). */
-  relations(
-    scope: ReadScope,
-    id: string,
-  ): Promise<
-    Array<{
-      type: string;
-      direction: 'OUT' | 'IN';
-      otherId: string;
-      confidence: number;
-      reason: string | null;
-    }>
-  >;
+  /**
+   * A record's typed relations to records (both directions) and entities (outgoing) inside the scope,
+   * each with its confidence and validity (the caller reads the other end through the same check).
+   */
+  relations(scope: ReadScope, id: string): Promise<RelationView[]>;
   /** Proposals waiting for review (CANDIDATE) in a namespace subtree, oldest first. */
   reviewQueue(
     scope: ReadScope,
@@ -247,6 +253,12 @@ export interface RecallArms extends Pick<RecordReads, 'findEntity' | 'recordsByI
   vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]>;
   /** Records about the anchor entities or their SAME_AS neighbours; returns [recordId, anchorId] pairs. */
   graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;
+  /**
+   * Records one or two structural relations (relations.ts STRUCTURAL_TYPES, either direction) away from
+   * the seed records, through records the caller may read only, over edges valid at the query's time;
+   * returns [recordId, seedId] pairs, nearest first.
+   */
+  relatedArm(q: ArmQuery, seedIds: readonly string[]): Promise<Array<[string, string]>>;
   /** Visible entities whose name or an alias equals one of `phrases` (lower case), at most `limit`: query anchors. */
   entitiesNamed(scope: ReadScope, phrases: readonly string[], limit: number): Promise<string[]>;
   /** Standing context inherited from the ancestor namespaces (constraints, norms, procedures, preferences). */

@@ -143,6 +143,10 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
     if (e.type === 'HoldPlaced' || e.type === 'HoldReleased')
       holds.set(k(e.tenant, e.payload.holdId), { tenant: e.tenant, id: e.payload.holdId });
     if (e.type === 'RecordProposed' && e.payload.relation) rec(e.tenant, e.payload.relation.target);
+    if (e.type === 'RecordRelated') {
+      if (e.payload.targetKind === 'RECORD') rec(e.tenant, e.payload.target);
+      else entities.set(k(e.tenant, e.payload.target), { tenant: e.tenant, id: e.payload.target });
+    }
     if (e.type === 'EntityCreated') {
       entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
       if (e.payload.sameAs)
@@ -177,7 +181,7 @@ async function loadWithTargets(tx: ProjectionTx, keys: StateKeys) {
   const targets = new Map<string, { tenant: string; id: string }>();
   for (const r of first.records) {
     for (const rel of r.relations)
-      if (!have.has(k(r.tenant, rel.target)))
+      if ((rel.targetKind ?? 'RECORD') === 'RECORD' && !have.has(k(r.tenant, rel.target)))
         targets.set(k(r.tenant, rel.target), { tenant: r.tenant, id: rel.target });
   }
   if (targets.size === 0) return first;

@@ -20,6 +20,8 @@ import { temporalRanking } from './temporal.ts';
 
 /** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
 const LEXICAL_FETCH = 500;
+/** How many of the best found records the graph arm walks structural relations from. */
+const RELATED_SEEDS = 8;
 
 export const RecallCommand = z.object({
   query: z.string().min(1).max(4000),
@@ -93,6 +95,23 @@ export class RecallService {
     ];
   }
 
+  /**
+   * The graph arm's second walk: from the best records the other arms found (the seeds), the records
+   * their structural relations reach (relations.ts), behind the anchors' records in the graph arm's list.
+   */
+  private async related(
+    q: ArmQuery,
+    found: ReadonlyArray<{ arm: string; ids: readonly string[]; weight: number }>,
+    recipe: Recipe,
+    timed: <T>(name: string, fn: () => Promise<T>) => Promise<T>,
+  ): Promise<string[]> {
+    const seeds = rrf(found, recipe.rrfK)
+      .slice(0, RELATED_SEEDS)
+      .map((f) => f.id);
+    if (seeds.length === 0) return [];
+    return (await timed('related', () => this.d.store.relatedArm(q, seeds))).map(([id]) => id);
+  }
+
   async recall(principal: Principal, input: unknown): Promise<RecallResult> {
     const cmd = parseCommand(RecallCommand, input);
     const recipe = getRecipe(cmd.recipe);
@@ -145,11 +164,16 @@ export class RecallService {
       inherited,
     ]);
 
-    const armLists = [
+    const found = [
       { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
       { arm: 'context', ids: context, weight: recipe.armWeights.context ?? 1 },
       { arm: 'vector', ids: vectorIds, weight: recipe.armWeights.vector ?? 1 },
       { arm: 'graph', ids: graphIds.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
+    ];
+    const related = recipe.arms.graph ? await this.related(q, found, recipe, timed) : [];
+    const armLists = [
+      ...found.slice(0, 3),
+      { ...found[3]!, ids: [...new Set([...found[3]!.ids, ...related])] },
       { arm: 'scope', ids: scopeIds, weight: recipe.armWeights.scope ?? 1 },
     ].filter((l) => l.ids.length > 0);
     const records = new Map(

@@ -138,6 +138,8 @@ const recallArms: Array<[string, object, (r: ReturnType<typeof recordedRoles>) =
   ['graphArm small', small, (r) => r.arms.graphArm(arm(), ['e1'])],
   ['graphArm large', large, (r) => r.arms.graphArm(arm({ knownAt: past }), ['e1'])],
   ['scopeArm', {}, (r) => r.arms.scopeArm(arm())],
+  ['relatedArm', {}, (r) => r.arms.relatedArm(arm(), ['r1', 'r2'])],
+  ['relatedArm as of', {}, (r) => r.arms.relatedArm(arm({ knownAt: past }), ['r1'])],
 ];
 
 describe('the scope predicate of every scoped read', () => {

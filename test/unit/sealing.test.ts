@@ -89,6 +89,7 @@ function history(): LedgerEvent[] {
     proposed(rec, 'Bergen', 3),
     {
       ...env('RecordRevised', 'k-rev', 4),
+      schemaVersion: 2,
       payload: {
         recordId: rec,
         expectedVersion: 1,

@@ -56,6 +56,7 @@ export class Neo4jGraphStore implements GraphStore {
   lexicalArm: GraphStore['lexicalArm'] = (q, text, fetch) => this.arms.lexicalArm(q, text, fetch);
   vectorArm: GraphStore['vectorArm'] = (q, vector) => this.arms.vectorArm(q, vector);
   graphArm: GraphStore['graphArm'] = (q, anchors) => this.arms.graphArm(q, anchors);
+  relatedArm: GraphStore['relatedArm'] = (q, seeds) => this.arms.relatedArm(q, seeds);
   entitiesNamed: GraphStore['entitiesNamed'] = (scope, phrases, limit) =>
     this.arms.entitiesNamed(scope, phrases, limit);
   scopeArm: GraphStore['scopeArm'] = (q) => this.arms.scopeArm(q);

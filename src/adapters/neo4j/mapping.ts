@@ -14,6 +14,7 @@ import type { HoldState } from '../../domain/hold-fold.ts';
 import type { LexicalCandidate } from '../../domain/lexical-terms.ts';
 import type { Sensitivity } from '../../domain/model.ts';
 import type { Approval } from '../../domain/review.ts';
+import { RelateTypes } from '../../domain/relations.ts';
 import { TURN_CONTEXT_EXT } from '../../domain/turn-context.ts';
 import type { RecordView, RevisionView } from '../../ports/graph.ts';
 import { scopeTerms } from './scope.ts';
@@ -31,13 +32,32 @@ export const lexicalCandidate = (r: Record<string, unknown>): LexicalCandidate =
   validFrom: String(r['validFrom']),
 });
 
-export const RELATION_TYPES = ['EXTENDS', 'CONTRADICTS', 'SUPERSEDES'] as const;
+/** Every type a record's relation may have (the pipeline's and `relate`'s), in a stable order. */
+export const RELATION_TYPES = ['CONTRADICTS', 'SUPERSEDES', ...RelateTypes] as const satisfies ReadonlyArray<
+  RelationState['type']
+>;
 
+/** An edge's properties; validity only on `relate` edges (the pipeline's hold always). */
 export const relationProps = (x: RelationState) => ({
   confidence: x.confidence,
   reason: x.reason,
   eventId: x.eventId,
   recordedAt: x.recordedAt,
+  ...(x.validFrom === undefined ? {} : { validFrom: x.validFrom, validTo: x.validTo ?? null }),
+});
+
+/** A relation as loaded back (rows of projection-store's load): the inverse of relationProps. */
+export const toRelationState = (x: { type: string; target: string; kind: string; props: Props }) => ({
+  type: x.type as RelationState['type'],
+  target: x.target,
+  confidence: Number(x.props['confidence']),
+  reason: str(x.props['reason']),
+  eventId: str(x.props['eventId']),
+  recordedAt: str(x.props['recordedAt']),
+  ...(x.kind === 'ENTITY' ? { targetKind: 'ENTITY' as const } : {}),
+  ...(x.props['validFrom'] === undefined || x.props['validFrom'] === null
+    ? {}
+    : { validFrom: str(x.props['validFrom']), validTo: optStr(x.props['validTo']) }),
 });
 
 export function episodeRow(e: EpisodeState) {
@@ -195,14 +215,9 @@ export function toRecordState(row: Neo4jRecord): RecordState {
     approvals: approvalsOf(n),
     approvedAt: optStr(n['approvedAt']),
     revisions,
-    relations: (row.get('rels') as Array<{ type: string; target: string; props: Props }>).map((x) => ({
-      type: x.type as RelationState['type'],
-      target: x.target,
-      confidence: Number(x.props['confidence']),
-      reason: str(x.props['reason']),
-      eventId: str(x.props['eventId']),
-      recordedAt: str(x.props['recordedAt']),
-    })),
+    relations: (row.get('rels') as Array<{ type: string; target: string; kind: string; props: Props }>).map(
+      toRelationState,
+    ),
     reviewReasons: (n['reviewReasons'] as string[] | undefined) ?? [],
     flags: (n['flags'] as string[] | undefined) ?? [],
     embedding: n['embedding']

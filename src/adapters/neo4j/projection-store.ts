@@ -74,8 +74,10 @@ class Neo4jProjectionTx implements ProjectionTx {
         `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
          RETURN n,
            COLLECT { MATCH (n)-[:HAS_REVISION]->(v:Revision) RETURN v ORDER BY v.version } AS vs,
-           COLLECT { MATCH (n)-[r:EXTENDS|CONTRADICTS|SUPERSEDES]->(t:Record)
-                     RETURN {type: type(r), target: t.id, props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`,
+           COLLECT { MATCH (n)-[r:${RELATION_TYPES.map(relType).join('|')}]->(t)
+                     WHERE r.eventId IS NOT NULL AND (t:Record OR t:Entity)
+                     RETURN {type: type(r), target: t.id, kind: CASE WHEN t:Entity THEN 'ENTITY' ELSE 'RECORD' END,
+                             props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`,
         keys.records,
       ),
       run(
@@ -194,20 +196,24 @@ class Neo4jProjectionTx implements ProjectionTx {
          MERGE (n)-[:DERIVED_FROM]->(ep)`,
       { rows: records.map(recordRow) },
     );
-    // Relationship types cannot be parameters: one statement per allow-listed type.
-    for (const type of RELATION_TYPES) {
-      const rows = records.flatMap((r) =>
-        r.relations
-          .filter((x) => x.type === type)
-          .map((x) => ({ tenant: r.tenant, id: r.id, target: x.target, props: relationProps(x) })),
-      );
-      if (!rows.length) continue;
-      await this.tx.run(
-        `UNWIND $rows AS x
-           MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:Record {tenant: x.tenant, id: x.target})
-           MERGE (a)-[rel:${relType(type)}]->(b) SET rel += x.props`,
-        { rows },
-      );
-    }
+    // Relationship types and labels cannot be parameters: one statement per allow-listed type and kind.
+    for (const type of RELATION_TYPES)
+      for (const kind of ['Record', 'Entity'] as const) {
+        const rows = records.flatMap((r) =>
+          r.relations
+            .filter((x) => x.type === type && (x.targetKind === 'ENTITY') === (kind === 'Entity'))
+            .map((x) => ({ tenant: r.tenant, id: r.id, target: x.target, props: relationProps(x) })),
+        );
+        if (rows.length) await this.writeRelations(relType(type), kind, rows);
+      }
+  }
+
+  private async writeRelations(type: string, kind: 'Record' | 'Entity', rows: readonly object[]) {
+    await this.tx.run(
+      `UNWIND $rows AS x
+         MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:${kind} {tenant: x.tenant, id: x.target})
+         MERGE (a)-[rel:${type}]->(b) SET rel += x.props`,
+      { rows },
+    );
   }
 }

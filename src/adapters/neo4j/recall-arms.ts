@@ -1,7 +1,8 @@
 import { terms as lexicalTerms, type LexicalCandidate } from '../../domain/lexical-terms.ts';
 import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery, RecallArms, ReadScope } from '../../ports/graph.ts';
-import type { Executor } from './executor.ts';
+import { STRUCTURAL_TYPES } from '../../domain/relations.ts';
+import { relType, type Executor } from './executor.ts';
 import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import {
@@ -11,6 +12,7 @@ import {
   IN_ANCESTORS,
   scopeClause,
   scopeParams,
+  scopeWhere,
   SUBTREE,
 } from './scope.ts';
 
@@ -195,6 +197,33 @@ export class Neo4jRecallArms implements RecallArms {
       { ...armParams(q), anchors: [...anchorIds] },
     );
     return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
+  }
+
+  /** How far the relation walk goes from a seed record. */
+  static readonly RELATED_HOPS = 2;
+
+  async relatedArm(q: ArmQuery, seedIds: readonly string[]): Promise<Array<[string, string]>> {
+    if (seedIds.length === 0) return [];
+    // Every record on the path is one the caller may read (an invisible middle record would otherwise
+    // be disclosed by what it connects), every edge a projected relation valid at $validAt (and known at
+    // $knownAt); the record reached passes the arm's whole filter, so nothing is ranked before that.
+    const res = await this.db.read(
+      'recall.related',
+      `UNWIND $seeds AS sid
+       MATCH (s:Record {tenant: $tenant, id: sid})
+       MATCH p = (s)-[:${STRUCTURAL_TYPES.map(relType).join('|')}*1..${Neo4jRecallArms.RELATED_HOPS}]-(n:Record)
+       WHERE n <> s
+         AND all(x IN nodes(p) WHERE x:Record AND ${scopeWhere('x')})
+         AND all(r IN relationships(p) WHERE r.eventId IS NOT NULL
+               AND coalesce(r.validFrom, '') <= $validAt AND coalesce(r.validTo, $eot) > $validAt
+               AND ($knownAt IS NULL OR r.recordedAt <= $knownAt))
+         AND ${ARM_WHERE}
+       WITH n, sid, min(length(p)) AS hops ORDER BY hops, sid
+       WITH n, collect(sid)[0] AS seed, min(hops) AS hops
+       RETURN n.id AS id, seed ORDER BY hops, n.confidence DESC, id LIMIT toInteger($k)`,
+      { ...armParams(q), seeds: [...seedIds] },
+    );
+    return res.records.map((r) => [String(r.get('id')), String(r.get('seed'))]);
   }
 
   async entitiesNamed(scope: ReadScope, phrases: readonly string[], limit: number): Promise<string[]> {

@@ -7,10 +7,20 @@ import type {
   RecordQuery,
   RecordReads,
   RecordView,
+  RelationView,
   RevisionView,
 } from '../../ports/graph.ts';
-import type { Executor } from './executor.ts';
-import { optStr, toEntity, toGrant, toRecordView, toRevisionView, type Props } from './mapping.ts';
+import { ENTITY_TARGET_TYPES } from '../../domain/relations.ts';
+import { relType, type Executor } from './executor.ts';
+import {
+  optStr,
+  RELATION_TYPES,
+  toEntity,
+  toGrant,
+  toRecordView,
+  toRevisionView,
+  type Props,
+} from './mapping.ts';
 import { END_OF_TIME, entityVisible, IN_SUBTREE, SCOPE_WHERE, scopeParams, scopeWhere } from './scope.ts';
 
 /** Scoped reads of records, their history and relations, entities, the review queue and grants. */
@@ -128,24 +138,22 @@ export class Neo4jRecordReads implements RecordReads {
     return r ? toEntity(r.get('e').properties) : undefined;
   }
 
-  async relations(
-    scope: ReadScope,
-    id: string,
-  ): Promise<
-    Array<{
-      type: string;
-      direction: 'OUT' | 'IN';
-      otherId: string;
-      confidence: number;
-      reason: string | null;
-    }>
-  > {
+  async relations(scope: ReadScope, id: string): Promise<RelationView[]> {
+    // Both directions between records the caller may read; record → entity edges to visible entities.
+    // `eventId` marks a projected relation (not ABOUT, nor a DERIVED_FROM to the source episode).
     const res = await this.db.read(
       'record.relations',
       `MATCH (n:Record {tenant: $tenant, id: $id}) WHERE ${SCOPE_WHERE}
-       MATCH (n)-[r:EXTENDS|CONTRADICTS|SUPERSEDES]-(o:Record) WHERE ${scopeWhere('o')}
+       CALL (n) {
+         MATCH (n)-[r:${RELATION_TYPES.map(relType).join('|')}]-(o:Record) WHERE r.eventId IS NOT NULL AND ${scopeWhere('o')}
+         RETURN r, o, 'RECORD' AS kind
+         UNION
+         MATCH (n)-[r:${ENTITY_TARGET_TYPES.map(relType).join('|')}]->(o:Entity) WHERE r.eventId IS NOT NULL AND ${entityVisible('o')}
+         RETURN r, o, 'ENTITY' AS kind
+       }
        RETURN type(r) AS type, CASE WHEN startNode(r) = n THEN 'OUT' ELSE 'IN' END AS direction, o.id AS other,
-              r.confidence AS confidence, r.reason AS reason
+              kind, r.confidence AS confidence, r.reason AS reason, r.validFrom AS validFrom, r.validTo AS validTo,
+              r.recordedAt AS recordedAt
        ORDER BY type, other`,
       { ...scopeParams(scope), id },
     );
@@ -153,8 +161,12 @@ export class Neo4jRecordReads implements RecordReads {
       type: String(r.get('type')),
       direction: r.get('direction') as 'OUT' | 'IN',
       otherId: String(r.get('other')),
+      targetKind: r.get('kind') as 'RECORD' | 'ENTITY',
       confidence: Number(r.get('confidence')),
       reason: optStr(r.get('reason')),
+      validFrom: optStr(r.get('validFrom')),
+      validTo: optStr(r.get('validTo')),
+      recordedAt: optStr(r.get('recordedAt')),
     }));
   }
 

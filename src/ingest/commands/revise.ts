@@ -2,6 +2,7 @@ import { commandHash, decideRevise, parseCommand, receiptKey, ReviseCommand } fr
 import { badInput } from '../../domain/errors.ts';
 import type { Sensitivity } from '../../domain/model.ts';
 import type { Principal } from '../../domain/principal.ts';
+import { labelChange } from '../../domain/reclassify.ts';
 import { highWaterMark } from '../assess.ts';
 import { canonicalText } from '../normalize.ts';
 import { findingsOf, type Findings } from '../screen-command.ts';
@@ -10,7 +11,10 @@ import { commit } from '../commit.ts';
 import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
 import { checkVersion, type WriteReceipt } from '../receipts.ts';
 
-/** revise: a new statement or validity for a visible record, at the version the writer read. */
+/**
+ * revise: a new statement or validity for a visible record, at the version the writer read; or a new
+ * class, label or namespace (reclassify / rescope, a move keeps the record's id and history).
+ */
 export async function revise(
   d: CommandDeps & Pick<WriteDeps, 'budget' | 'embedder' | 'maxTextChars'>,
   principal: Principal,
@@ -23,8 +27,8 @@ export async function revise(
   const key = receiptKey(principal, cmd.idempotencyKey);
   // The same checks as a fresh write come before a stored receipt is returned.
   const current = await visible(d, principal, cmd.id, 'record');
-  await d.policy.checkWrite(principal, current.namespace);
-  refuseUnreviewedFindings(current.sensitivity, findingsOf(screened.fields));
+  await checkEntitled(d, principal, current, cmd);
+  refuseUnreviewedFindings(cmd.sensitivity ?? current.sensitivity, findingsOf(screened.fields, 'statement'));
   const prior = await priorReceipt(d, principal.tenant, key, hash);
   if (prior) return prior;
   checkVersion(current, cmd.expectedVersion);
@@ -37,6 +41,22 @@ export async function revise(
   }
   charge(d, principal, current.namespace, 1);
   return commit(d, principal, key, hash, [event], wait);
+}
+
+/**
+ * Write access to the record's namespace and, for a move, to the target's (one policy, both ends); a
+ * lowered label also needs the review scope there. Refused before anything is appended.
+ */
+async function checkEntitled(
+  d: Pick<CommandDeps, 'policy'>,
+  principal: Principal,
+  current: { namespace: string; sensitivity: Sensitivity },
+  cmd: ReviseCommand,
+): Promise<void> {
+  const namespaces = [...new Set([current.namespace, cmd.namespace ?? current.namespace])];
+  for (const ns of namespaces) await d.policy.checkWrite(principal, ns);
+  if (labelChange(current.sensitivity, cmd.sensitivity) === 'LOWER')
+    for (const ns of namespaces) await d.policy.checkReview(principal, ns);
 }
 
 /**
@@ -55,7 +75,7 @@ function refuseUnreviewedFindings(current: Sensitivity, found: Findings): void {
   if (label !== current)
     throw badInput(
       `the new statement needs the label ${label} (${found.reasons.join(', ')}), above the record's ${current}: ` +
-        'a revision cannot raise the label; retract the record and propose the statement instead',
+        'raise the label in the same revision (sensitivity), or retract the record and propose the statement',
       { flags: found.reasons },
     );
 }
