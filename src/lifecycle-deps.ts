@@ -9,6 +9,9 @@ import type { Config } from './config/index.ts';
 import { RetentionRules, type RetentionRule } from './domain/retention.ts';
 import { screenCommand } from './ingest/screen-command.ts';
 import type { ErasureDeps } from './lifecycle/erasure.ts';
+import { Neo4jStewardLookups } from './adapters/neo4j/steward.ts';
+import { StewardScheduler } from './lifecycle/steward.ts';
+import type { Clock } from './ports/clock.ts';
 import { systemClock } from './ports/clock.ts';
 import type { KeyStore } from './ports/key-store.ts';
 import type { Logger } from './ports/logger.ts';
@@ -54,4 +57,26 @@ export async function loadRetentionRules(file: string | undefined): Promise<Rete
     throw new Error(`invalid retention rules ${file}: ${problems}`);
   }
   return parsed.data;
+}
+
+/** The steward checks beside the projector, when MUNINN_STEWARD is on (lifecycle/steward.ts). */
+export function stewardScheduler(
+  config: Config,
+  p: { store: Neo4jGraphStore; ledger: KafkaLedger; waiter: ProjectionWaiter; logger: Logger },
+  ageClock: Clock = systemClock,
+): StewardScheduler | undefined {
+  if (!config.steward.enabled) return undefined;
+  return new StewardScheduler({
+    lookups: new Neo4jStewardLookups(p.store.db),
+    ledger: p.ledger,
+    projection: p.waiter,
+    thresholds: config.steward.thresholds,
+    tenants: config.steward.tenants,
+    clock: systemClock,
+    ageClock,
+    ids: { uuid: randomUUID },
+    awaitTimeoutMs: config.http.awaitTimeoutMs,
+    intervalMs: config.steward.intervalMs,
+    logger: p.logger,
+  });
 }

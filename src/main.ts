@@ -34,6 +34,8 @@ import { BatchingEmbedder } from './adapters/embedders/batching.ts';
 import { createChatExtractor } from './adapters/extractors/openai-chat.ts';
 import { RecordsService } from './records/service.ts';
 import { AnalyticsService } from './records/analytics.ts';
+import { StewardshipService } from './records/stewardship.ts';
+import { Neo4jStewardReads } from './adapters/neo4j/steward.ts';
 import { Neo4jAnalytics, reviewQueueDepth } from './adapters/neo4j/analytics.ts';
 import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapters/metrics/prometheus.ts';
 import { measuredEmbedder, noTelemetry, type Telemetry } from './ports/telemetry.ts';
@@ -48,7 +50,8 @@ import type { Embedder } from './ports/embedder.ts';
 import type { Extractor } from './ports/extractor.ts';
 import { projectionStatus } from './records/projection-status.ts';
 import { systemClock, type Clock } from './ports/clock.ts';
-import { lifecycleDeps, loadRetentionRules } from './lifecycle-deps.ts';
+import { lifecycleDeps, loadRetentionRules, stewardScheduler } from './lifecycle-deps.ts';
+import type { StewardScheduler } from './lifecycle/steward.ts';
 import { RetentionScheduler } from './lifecycle/retention.ts';
 import type { Logger } from './ports/logger.ts';
 
@@ -70,6 +73,8 @@ export interface Muninn {
   readonly keys: KeyStore;
   /** The retention scheduler, in a process that projects and has rules (MUNINN_RETENTION_RULES). */
   readonly retention: RetentionScheduler | undefined;
+  /** The steward checks, in a process that projects with MUNINN_STEWARD on. */
+  readonly steward: StewardScheduler | undefined;
   /** The write side and the handoff contract, when this process serves the API. */
   readonly services:
     | { readonly writes: WriteService; readonly recall: RecallService; readonly handoff: HandoffService }
@@ -277,7 +282,7 @@ export function evalPorts(
 export async function startMuninn(
   config: Config,
   logger: Logger = createLogger(config.log.level),
-  opts: { readonly retentionClock?: Clock } = {},
+  opts: { readonly retentionClock?: Clock; readonly stewardClock?: Clock } = {},
 ): Promise<Muninn> {
   const rules = await loadRetentionRules(config.retention.rulesFile);
   const { store, ledger, keys, decode } = connectAdapters(config, logger);
@@ -338,6 +343,10 @@ export async function startMuninn(
         })
       : undefined;
   retention?.start();
+  const steward = projector
+    ? stewardScheduler(config, { store, ledger, waiter, logger }, opts.stewardClock)
+    : undefined;
+  steward?.start();
 
   let api: RunningApi | undefined;
   let services: Muninn['services'];
@@ -384,6 +393,12 @@ export async function startMuninn(
         holds,
         projection: () => projectionStatus(ledger, store.projector, config.kafka.topic, projectorHealthy),
         analytics: new AnalyticsService(store.reads, new Neo4jAnalytics(store.db), built.policy),
+        stewardship: new StewardshipService(
+          new Neo4jStewardReads(store.db),
+          store.reads,
+          built.policy,
+          systemClock,
+        ),
       },
       readiness: async () => {
         const checks: Record<string, string> = {};
@@ -418,12 +433,14 @@ export async function startMuninn(
     keys,
     services,
     retention,
+    steward,
     stop: () =>
       (stopping ??= (async () => {
         await api?.stop();
         await audit?.close();
         await metrics?.stop();
         await retention?.stop();
+        await steward?.stop();
         waiter.close();
         await projector?.stop();
         await ledger.close();

@@ -5,6 +5,7 @@ import type { Principal, Reader } from '../domain/principal.ts';
 import type { AsOf, RecordQuery, RecordView, RevisionView } from '../ports/graph.ts';
 import type { RecordsService } from '../records/service.ts';
 import type { AnalyticsService } from '../records/analytics.ts';
+import type { StewardshipService } from '../records/stewardship.ts';
 import type { WriteReceipt, WriteService } from '../ingest/write-service.ts';
 import type { RecallService } from '../recall/service.ts';
 import type { ErasureService } from '../lifecycle/erasure.ts';
@@ -28,6 +29,8 @@ export interface ApiServices {
   readonly holds?: HoldService;
   readonly projection: () => Promise<ProjectionStatus>;
   readonly analytics: AnalyticsService;
+  /** Scorecard, findings, owners and stewards; absent where a process serves none. */
+  readonly stewardship?: StewardshipService;
 }
 
 type Args = Record<string, unknown>;

@@ -17,6 +17,7 @@ import { noAudit, type AuditLog } from '../ports/audit.ts';
 import { noTelemetry, type Telemetry } from '../ports/telemetry.ts';
 import { buildResolvers, type ApiServices } from './resolvers.ts';
 import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
+import { buildStewardResolvers } from './steward-resolvers.ts';
 import { attachGraphqlWs } from './ws.ts';
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
@@ -62,7 +63,7 @@ export interface RunningApi {
 export function buildSchema(services: ApiServices): GraphQLSchema {
   return makeExecutableSchema({
     typeDefs: readFileSync(SCHEMA_PATH, 'utf8'),
-    resolvers: [buildResolvers(services), buildAnalyticsResolvers(services)],
+    resolvers: [buildResolvers(services), buildAnalyticsResolvers(services), buildStewardResolvers(services)],
   });
 }
 

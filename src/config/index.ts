@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NamespacePath, Sensitivities, TenantId, type Sensitivity } from '../domain/model.ts';
 import { DEFAULT_APPROVER_RULES, parseApproverRules, type ApproverRules } from '../domain/review.ts';
+import type { StewardThresholds } from '../domain/stewardship.ts';
 
 /**
  * The one config loader. Nothing else reads process.env. Every variable is documented in README.md
@@ -123,6 +124,17 @@ export const ConfigSchema = z
     MUNINN_RETENTION_RULES: z.string().min(1).optional(),
     /** How often the projector process runs the retention rules. */
     MUNINN_RETENTION_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
+    /** Whether the projector process runs the steward checks (lifecycle/steward.ts). */
+    MUNINN_STEWARD: bool.default(false),
+    /** How often the steward runs (it also runs once at start). */
+    MUNINN_STEWARD_INTERVAL_MS: z.coerce.number().int().min(1000).default(3_600_000),
+    /** Tenants the steward checks; unset = every tenant that holds records. */
+    MUNINN_STEWARD_TENANTS: csv.pipe(z.array(TenantId)).optional(),
+    MUNINN_STEWARD_CONTESTED_DAYS: z.coerce.number().min(0).default(14),
+    MUNINN_STEWARD_CANDIDATE_DAYS: z.coerce.number().min(0).default(7),
+    MUNINN_STEWARD_DUPLICATE_COSINE: z.coerce.number().min(0.5).max(1).default(0.97),
+    MUNINN_STEWARD_LOW_UTILITY: z.coerce.number().min(-1).max(1).default(-0.2),
+    MUNINN_STEWARD_LOW_UTILITY_VOTES: int(1, 1_000_000).default(3),
   })
   .superRefine((c, ctx) => {
     for (const message of parseApproverRules(c.MUNINN_REVIEW_APPROVERS).problems)
@@ -260,6 +272,13 @@ export interface Config {
   readonly erasure: { readonly keyDir: string; readonly approvers: number };
   /** Retention: the rules file and the scheduler's interval (it runs in the projector process). */
   readonly retention: { readonly rulesFile: string | undefined; readonly intervalMs: number };
+  /** The steward checks (projector process): on or off, how often, which tenants, their thresholds. */
+  readonly steward: {
+    readonly enabled: boolean;
+    readonly intervalMs: number;
+    readonly tenants: readonly string[] | null;
+    readonly thresholds: StewardThresholds;
+  };
   /** The transcript outbox and its handoff (seed 000): exporter, Heimdall contract, curator. */
   readonly handoff: {
     readonly outboxDir: string;
@@ -459,6 +478,18 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       approvers: c.MUNINN_ERASE_APPROVERS,
     },
     retention: { rulesFile: c.MUNINN_RETENTION_RULES, intervalMs: c.MUNINN_RETENTION_INTERVAL_MS },
+    steward: {
+      enabled: c.MUNINN_STEWARD,
+      intervalMs: c.MUNINN_STEWARD_INTERVAL_MS,
+      tenants: c.MUNINN_STEWARD_TENANTS ?? null,
+      thresholds: {
+        contestedDays: c.MUNINN_STEWARD_CONTESTED_DAYS,
+        candidateDays: c.MUNINN_STEWARD_CANDIDATE_DAYS,
+        duplicateCosine: c.MUNINN_STEWARD_DUPLICATE_COSINE,
+        lowUtility: c.MUNINN_STEWARD_LOW_UTILITY,
+        lowUtilityMinVotes: c.MUNINN_STEWARD_LOW_UTILITY_VOTES,
+      },
+    },
     auth: {
       issuer: c.MUNINN_AUTH_ISSUER,
       audience: c.MUNINN_AUTH_AUDIENCE,

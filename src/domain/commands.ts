@@ -12,6 +12,7 @@ import {
   Statement,
 } from './model.ts';
 import type { Principal } from './principal.ts';
+import { GrantRoles } from './stewardship-model.ts';
 
 /**
  * Commands are imperative and validated once; `decide*` turns a valid command into past-tense events.
@@ -412,6 +413,8 @@ export const GrantAccessCommand = z.object({
   maxSensitivity: z.enum(Sensitivities),
   /** Purposes the grant is for; absent = any purpose. */
   purposes: z.array(Purpose).min(1).max(32).optional(),
+  /** OWNER or STEWARD also names the grantee the subtree's owner or steward; absent = READER. */
+  role: z.enum(GrantRoles).optional(),
   reason: z.string().min(1).max(2000),
   idempotencyKey: IdempotencyKey,
 });
@@ -439,6 +442,7 @@ export function decideGrant(ctx: DecideContext, cmd: GrantAccessCommand): Ledger
       grantee: { iss: cmd.grantee.iss ?? ctx.principal.iss, sub: cmd.grantee.sub },
       maxSensitivity: cmd.maxSensitivity,
       purposes: cmd.purposes ? [...new Set(cmd.purposes)].sort() : null,
+      role: cmd.role ?? 'READER',
     },
   };
 }

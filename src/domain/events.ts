@@ -12,6 +12,7 @@ import {
 } from './model.ts';
 import { MAX_APPROVERS } from './review.ts';
 import { RelateTypes, TargetKinds } from './relations.ts';
+import { FindingSeverities, FindingTypes, GrantRoles } from './stewardship-model.ts';
 
 /**
  * The ledger's events: past-tense facts in a versioned union. The wire form is JSON on the Kafka topic
@@ -213,6 +214,11 @@ const AccessGrantedV1 = z.object({
   grantee: z.object({ iss: z.string().min(1).max(500), sub: z.string().min(1).max(500) }),
   maxSensitivity: z.enum(Sensitivities),
   purposes: z.array(z.string().min(1).max(200)).min(1).max(32).nullable(),
+  /**
+   * Stewardship as data (domain/stewardship.ts): an OWNER or STEWARD grant also names who owns or stewards
+   * the subtree. Every role reads like a READER; grants before roles existed are READER.
+   */
+  role: z.enum(GrantRoles).default('READER'),
 });
 
 const AccessRevokedV1 = z.object({
@@ -274,6 +280,26 @@ const RecordRelatedV1 = z.object({
   reason: z.string().min(1).max(2000),
 });
 
+/**
+ * A steward check's review item (lifecycle/steward.ts): what it found, about which records or entities
+ * (ids only, never content), in the event's namespace. `findingId` is derived from the type and the ids,
+ * so the same situation is the same finding; raising one that is open is a no-op.
+ */
+const FindingRaisedV1 = z.object({
+  findingId: Id,
+  findingType: z.enum(FindingTypes),
+  severity: z.enum(FindingSeverities),
+  recordIds: z.array(Id).max(64),
+  entityIds: z.array(Id).max(64),
+  reason: z.string().min(1).max(2000),
+});
+
+/** The finding no longer holds (the steward's next run) or a reviewer closed it, with the reason. */
+const FindingResolvedV1 = z.object({
+  findingId: Id,
+  reason: z.string().min(1).max(2000),
+});
+
 const variant = <T extends string, P extends z.ZodType, V extends number = 1>(
   type: T,
   payload: P,
@@ -297,6 +323,8 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('HoldReleased', HoldReleasedV1),
   variant('RecordArchived', RecordArchivedV1),
   variant('RecordRelated', RecordRelatedV1),
+  variant('FindingRaised', FindingRaisedV1),
+  variant('FindingResolved', FindingResolvedV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -322,6 +350,8 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   HoldReleased: 1,
   RecordArchived: 1,
   RecordRelated: 1,
+  FindingRaised: 1,
+  FindingResolved: 1,
 };
 
 /**

@@ -16,6 +16,8 @@ import { holdPlaced, holdReleased, type HoldState } from './hold-fold.ts';
 import { reclassify } from './reclassify.ts';
 import { related } from './relate-fold.ts';
 import type { RelateType, TargetKind } from './relations.ts';
+import { findingRaised, findingResolved, type FindingState } from './finding-fold.ts';
+import type { GrantRole } from './stewardship-model.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -109,6 +111,8 @@ export interface GrantState {
   readonly grantedAt: string;
   readonly revokedAt: string | null;
   readonly revokeReason: string | null;
+  /** What else the grant names its grantee (stewardship.ts); absent or READER: it only gives access. */
+  readonly role?: GrantRole;
 }
 
 export interface RelationState {
@@ -180,6 +184,8 @@ export interface ProjectionView {
   grant(tenant: string, id: string): GrantState | undefined;
   /** Legal holds (absent in views that never fold one). */
   hold?(tenant: string, id: string): HoldState | undefined;
+  /** Steward findings (absent in views that never fold one). */
+  finding?(tenant: string, id: string): FindingState | undefined;
 }
 
 /** What one event changes. `receipt` is absent for a redelivered command (same key, same input). */
@@ -191,6 +197,7 @@ export interface Effect {
   readonly episode?: EpisodeState;
   readonly grant?: GrantState;
   readonly hold?: HoldState;
+  readonly finding?: FindingState;
   readonly receipt?: Receipt;
   /**
    * An item whose personal data an `Erased` tombstone removed: the receipts of its earlier events lose
@@ -247,6 +254,10 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return archived(view, e);
     case 'RecordRelated':
       return related(view, e);
+    case 'FindingRaised':
+      return findingRaised(view, e);
+    case 'FindingResolved':
+      return findingResolved(view, e);
   }
 }
 
@@ -677,6 +688,7 @@ function accessGranted(view: ProjectionView, e: EventOf<'AccessGranted'>): Effec
     grantedAt: e.recordedAt,
     revokedAt: null,
     revokeReason: null,
+    role: p.role,
   };
   return { grant, receipt: receiptOf(e, 'ADMITTED', p.grantId, null, `granted ${grant.namespace}`) };
 }

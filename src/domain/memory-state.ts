@@ -1,6 +1,7 @@
 import type { LedgerEvent } from './events.ts';
 import { scrubbedReceipt } from './erasure-fold.ts';
 import type { HoldState } from './hold-fold.ts';
+import type { FindingState } from './finding-fold.ts';
 import {
   evolve,
   type Erasure,
@@ -26,6 +27,7 @@ export class MemoryState implements ProjectionView {
   private readonly episodes = new Map<string, EpisodeState>();
   private readonly grants = new Map<string, GrantState>();
   private readonly holds = new Map<string, HoldState>();
+  private readonly findings = new Map<string, FindingState>();
   private readonly dirty = {
     records: new Map<string, RecordState>(),
     entities: new Map<string, EntityState>(),
@@ -34,6 +36,7 @@ export class MemoryState implements ProjectionView {
     grants: new Map<string, GrantState>(),
     erasures: [] as Erasure[],
     holds: new Map<string, HoldState>(),
+    findings: new Map<string, FindingState>(),
   };
 
   constructor(seed?: {
@@ -43,6 +46,7 @@ export class MemoryState implements ProjectionView {
     episodes?: readonly EpisodeState[];
     grants?: readonly GrantState[];
     holds?: readonly HoldState[];
+    findings?: readonly FindingState[];
   }) {
     for (const r of seed?.records ?? []) this.records.set(k(r.tenant, r.id), r);
     for (const e of seed?.entities ?? []) this.entities.set(k(e.tenant, e.id), e);
@@ -50,6 +54,7 @@ export class MemoryState implements ProjectionView {
     for (const e of seed?.episodes ?? []) this.episodes.set(k(e.tenant, e.id), e);
     for (const g of seed?.grants ?? []) this.grants.set(k(g.tenant, g.id), g);
     for (const h of seed?.holds ?? []) this.holds.set(k(h.tenant, h.id), h);
+    for (const f of seed?.findings ?? []) this.findings.set(k(f.tenant, f.id), f);
   }
 
   record = (tenant: string, id: string): RecordState | undefined => this.records.get(k(tenant, id));
@@ -58,6 +63,7 @@ export class MemoryState implements ProjectionView {
   episode = (tenant: string, id: string): EpisodeState | undefined => this.episodes.get(k(tenant, id));
   grant = (tenant: string, id: string): GrantState | undefined => this.grants.get(k(tenant, id));
   hold = (tenant: string, id: string): HoldState | undefined => this.holds.get(k(tenant, id));
+  finding = (tenant: string, id: string): FindingState | undefined => this.findings.get(k(tenant, id));
 
   apply(event: LedgerEvent): void {
     const eff = evolve(this, event);
@@ -70,6 +76,8 @@ export class MemoryState implements ProjectionView {
     if (eff.grant) this.put(this.grants, this.dirty.grants, k(eff.grant.tenant, eff.grant.id), eff.grant);
     if (eff.erasure) this.erase(eff.erasure);
     if (eff.hold) this.put(this.holds, this.dirty.holds, k(eff.hold.tenant, eff.hold.id), eff.hold);
+    if (eff.finding)
+      this.put(this.findings, this.dirty.findings, k(eff.finding.tenant, eff.finding.id), eff.finding);
     if (eff.receipt)
       this.put(
         this.receipts,
@@ -88,10 +96,12 @@ export class MemoryState implements ProjectionView {
     grants: GrantState[];
     erasures: Erasure[];
     holds: HoldState[];
+    findings: FindingState[];
   } {
     return {
       erasures: [...this.dirty.erasures],
       holds: [...this.dirty.holds.values()],
+      findings: [...this.dirty.findings.values()],
       records: [...this.dirty.records.values()],
       entities: [...this.dirty.entities.values()],
       receipts: [...this.dirty.receipts.values()],
@@ -114,6 +124,7 @@ export class MemoryState implements ProjectionView {
       Episode: this.episodes.size,
       Chunk: chunks,
       Grant: this.grants.size,
+      Finding: this.findings.size,
     };
     return Object.fromEntries(Object.entries(out).filter(([, n]) => n > 0));
   }

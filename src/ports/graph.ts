@@ -1,4 +1,5 @@
 import type { HoldState } from '../domain/hold-fold.ts';
+import type { FindingState } from '../domain/finding-fold.ts';
 import type { Erasure, EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 import type { Approval } from '../domain/review.ts';
@@ -98,6 +99,7 @@ export interface StateKeys {
   readonly episodes: ReadonlyArray<{ tenant: string; id: string }>;
   readonly grants?: ReadonlyArray<{ tenant: string; id: string }>;
   readonly holds?: ReadonlyArray<{ tenant: string; id: string }>;
+  readonly findings?: ReadonlyArray<{ tenant: string; id: string }>;
 }
 
 export interface LoadedState {
@@ -107,6 +109,7 @@ export interface LoadedState {
   readonly episodes: readonly EpisodeState[];
   readonly grants: readonly GrantState[];
   readonly holds?: readonly HoldState[];
+  readonly findings?: readonly FindingState[];
 }
 
 export interface ProjectionWrite {
@@ -116,6 +119,7 @@ export interface ProjectionWrite {
   readonly episodes: readonly EpisodeState[];
   readonly grants: readonly GrantState[];
   readonly holds?: readonly HoldState[];
+  readonly findings?: readonly FindingState[];
   /** Items erased by this batch: their receipts of earlier batches lose their reasons first. */
   readonly erasures?: readonly Erasure[];
 }

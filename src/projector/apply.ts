@@ -136,12 +136,15 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
   const episodes = new Map<string, { tenant: string; id: string }>();
   const grants = new Map<string, { tenant: string; id: string }>();
   const holds = new Map<string, { tenant: string; id: string }>();
+  const findings = new Map<string, { tenant: string; id: string }>();
   const rec = (tenant: string, id: string) => records.set(k(tenant, id), { tenant, id });
   for (const e of events) {
     receipts.set(k(e.tenant, e.idempotencyKey), { tenant: e.tenant, idempotencyKey: e.idempotencyKey });
     if ('recordId' in e.payload && e.payload.recordId) rec(e.tenant, e.payload.recordId);
     if (e.type === 'HoldPlaced' || e.type === 'HoldReleased')
       holds.set(k(e.tenant, e.payload.holdId), { tenant: e.tenant, id: e.payload.holdId });
+    if (e.type === 'FindingRaised' || e.type === 'FindingResolved')
+      findings.set(k(e.tenant, e.payload.findingId), { tenant: e.tenant, id: e.payload.findingId });
     if (e.type === 'RecordProposed' && e.payload.relation) rec(e.tenant, e.payload.relation.target);
     if (e.type === 'RecordRelated') {
       if (e.payload.targetKind === 'RECORD') rec(e.tenant, e.payload.target);
@@ -171,6 +174,7 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
     episodes: [...episodes.values()],
     grants: [...grants.values()],
     holds: [...holds.values()],
+    findings: [...findings.values()],
   };
 }
 
@@ -192,6 +196,7 @@ async function loadWithTargets(tx: ProjectionTx, keys: StateKeys) {
     episodes: [],
     grants: [],
     holds: [],
+    findings: [],
   });
   return { ...first, records: [...first.records, ...more.records] };
 }

@@ -76,7 +76,7 @@ export class Neo4jGraphAdmin implements GraphAdmin {
     const nodes = await this.db.read(
       'state.nodes',
       `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk OR n:Grant
-         OR n:Hold
+         OR n:Hold OR n:Finding
        RETURN labels(n) AS l, properties(n) AS p`,
     );
     const rels = await this.db.read(
@@ -112,7 +112,7 @@ export class Neo4jGraphAdmin implements GraphAdmin {
       const res = await this.db.write(
         'state.wipe',
         `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint OR n:Episode OR n:Chunk
-           OR n:Grant OR n:Hold
+           OR n:Grant OR n:Hold OR n:Finding
          WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c`,
       );
       if (Number(res.records[0]?.get('c') ?? 0) === 0) return;

@@ -11,6 +11,7 @@ import type {
 } from '../../domain/fold.ts';
 import { currentRevision, utilityOf } from '../../domain/fold.ts';
 import type { HoldState } from '../../domain/hold-fold.ts';
+import type { FindingState } from '../../domain/finding-fold.ts';
 import type { LexicalCandidate } from '../../domain/lexical-terms.ts';
 import type { Sensitivity } from '../../domain/model.ts';
 import type { Approval } from '../../domain/review.ts';
@@ -263,6 +264,26 @@ export function toGrant(p: Props): GrantState {
     grantedAt: str(p['grantedAt']),
     revokedAt: optStr(p['revokedAt']),
     revokeReason: optStr(p['revokeReason']),
+    // Grants projected before roles existed only gave access.
+    role: (optStr(p['role']) ?? 'READER') as GrantState['role'],
+  };
+}
+
+export function toFinding(p: Props): FindingState {
+  return {
+    tenant: str(p['tenant']),
+    id: str(p['id']),
+    type: p['type'] as FindingState['type'],
+    severity: p['severity'] as FindingState['severity'],
+    namespace: str(p['namespace']),
+    recordIds: strings(p['recordIds']),
+    entityIds: strings(p['entityIds']),
+    reason: str(p['reason']),
+    raisedAt: str(p['raisedAt']),
+    raised: Number(p['raised']),
+    resolvedAt: optStr(p['resolvedAt']),
+    resolvedBy: optStr(p['resolvedBy']),
+    resolveReason: optStr(p['resolveReason']),
   };
 }
 

@@ -15,6 +15,7 @@ import {
   RELATION_TYPES,
   toEntity,
   toEpisode,
+  toFinding,
   toGrant,
   toHold,
   toReceipt,
@@ -69,7 +70,7 @@ class Neo4jProjectionTx implements ProjectionTx {
   async load(keys: StateKeys): Promise<LoadedState> {
     const run = (cypher: string, rows: readonly object[]) =>
       rows.length ? this.tx.run(cypher, { keys: rows }) : null;
-    const [records, entities, receipts, episodes, grants, holds] = await Promise.all([
+    const [records, entities, receipts, episodes, grants, holds, findings] = await Promise.all([
       run(
         `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
          RETURN n,
@@ -92,6 +93,7 @@ class Neo4jProjectionTx implements ProjectionTx {
       run('UNWIND $keys AS k MATCH (ep:Episode {tenant: k.tenant, id: k.id}) RETURN ep', keys.episodes),
       run('UNWIND $keys AS k MATCH (g:Grant {tenant: k.tenant, id: k.id}) RETURN g', keys.grants ?? []),
       run('UNWIND $keys AS k MATCH (h:Hold {tenant: k.tenant, id: k.id}) RETURN h', keys.holds ?? []),
+      run('UNWIND $keys AS k MATCH (f:Finding {tenant: k.tenant, id: k.id}) RETURN f', keys.findings ?? []),
     ]);
     return {
       records: records?.records.map(toRecordState) ?? [],
@@ -108,6 +110,7 @@ class Neo4jProjectionTx implements ProjectionTx {
       episodes: episodes?.records.map((r) => toEpisode(r.get('ep').properties)) ?? [],
       grants: grants?.records.map((r) => toGrant(r.get('g').properties)) ?? [],
       holds: holds?.records.map((r) => toHold(r.get('h').properties as Props)) ?? [],
+      findings: findings?.records.map((r) => toFinding(r.get('f').properties as Props)) ?? [],
     };
   }
 
@@ -136,6 +139,11 @@ class Neo4jProjectionTx implements ProjectionTx {
     if (w.holds?.length) {
       await this.tx.run(`UNWIND $rows AS h MERGE (n:Hold {tenant: h.tenant, id: h.id}) SET n += h`, {
         rows: w.holds.map((h) => ({ ...h })),
+      });
+    }
+    if (w.findings?.length) {
+      await this.tx.run(`UNWIND $rows AS f MERGE (n:Finding {tenant: f.tenant, id: f.id}) SET n += f`, {
+        rows: w.findings.map((f) => ({ ...f, recordIds: [...f.recordIds], entityIds: [...f.entityIds] })),
       });
     }
     if (w.grants.length) {

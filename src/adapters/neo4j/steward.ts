@@ -1,0 +1,192 @@
+import { reviewByOf, type ScoreRow } from '../../domain/scorecard.ts';
+import type { FindingState } from '../../domain/finding-fold.ts';
+import {
+  commonNamespace,
+  type CandidateRow,
+  type ContestedRow,
+  type DuplicateRow,
+  type OrphanRow,
+  type StaleRow,
+  type UtilityRow,
+} from '../../domain/stewardship.ts';
+import type { ReadScope } from '../../ports/graph.ts';
+import type { StewardLookups, StewardReads } from '../../ports/steward.ts';
+import type { Executor } from './executor.ts';
+import { str, strings, toFinding, type Props } from './mapping.ts';
+import { entityVisible, IN_SUBTREE, SCOPE_WHERE, scopeParams } from './scope.ts';
+
+const LIVE = `['ACTIVE', 'CONTESTED']`;
+const reviewBy = (extJson: unknown): string | null =>
+  typeof extJson === 'string' && extJson.includes('"reviewBy"')
+    ? reviewByOf(JSON.parse(extJson) as Record<string, unknown>)
+    : null;
+
+/** The steward checks' tenant-wide reads: every statement is bound to one $tenant. */
+export class Neo4jStewardLookups implements StewardLookups {
+  constructor(private readonly db: Executor) {}
+
+  async tenants(): Promise<string[]> {
+    const res = await this.db.read('steward.tenants', 'MATCH (n:Record) RETURN DISTINCT n.tenant AS t');
+    return res.records.map((r) => str(r.get('t'))).sort();
+  }
+
+  async staleRows(tenant: string, now: string): Promise<StaleRow[]> {
+    const res = await this.db.read(
+      'steward.stale',
+      `MATCH (n:Record {tenant: $tenant}) WHERE n.status IN ${LIVE}
+         AND ((n.validTo IS NOT NULL AND n.validTo <= $now) OR n.extJson CONTAINS '"reviewBy"')
+       RETURN n.id AS id, n.namespace AS ns, n.class AS class, n.validTo AS validTo, n.extJson AS ext`,
+      { tenant, now },
+    );
+    return res.records.map((r) => ({
+      id: str(r.get('id')),
+      namespace: str(r.get('ns')),
+      class: str(r.get('class')),
+      validTo: (r.get('validTo') as string | null) ?? null,
+      reviewBy: reviewBy(r.get('ext')),
+    }));
+  }
+
+  async contestedRows(tenant: string, before: string): Promise<ContestedRow[]> {
+    const res = await this.db.read(
+      'steward.contested',
+      `MATCH (a:Record {tenant: $tenant})-[c:CONTRADICTS]->(b:Record {tenant: $tenant})
+       WHERE a.status IN ${LIVE} AND b.status IN ${LIVE} AND 'CONTESTED' IN [a.status, b.status]
+         AND c.recordedAt <= $before
+       RETURN a.id AS a, b.id AS b, a.namespace AS na, b.namespace AS nb, c.recordedAt AS since`,
+      { tenant, before },
+    );
+    return res.records.map((r) => ({
+      a: str(r.get('a')),
+      b: str(r.get('b')),
+      namespace: commonNamespace([str(r.get('na')), str(r.get('nb'))]) ?? str(r.get('na')),
+      since: str(r.get('since')),
+    }));
+  }
+
+  async orphanRows(tenant: string): Promise<OrphanRow[]> {
+    const res = await this.db.read(
+      'steward.orphans',
+      `MATCH (e:Entity {tenant: $tenant})<-[:ABOUT]-(n:Record)
+       WITH e, collect(DISTINCT n.namespace) AS namespaces, collect(n.status) AS statuses
+       WHERE none(s IN statuses WHERE s IN ['ACTIVE', 'CONTESTED', 'CANDIDATE'])
+       RETURN e.id AS id, namespaces`,
+      { tenant },
+    );
+    return res.records.map((r) => ({ entityId: str(r.get('id')), namespaces: strings(r.get('namespaces')) }));
+  }
+
+  /**
+   * Each live record's nearest neighbours from the ANN index (over-fetched: the index spans tenants),
+   * kept when in the same tenant and namespace; Neo4j's cosine score is (1 + cos) / 2.
+   */
+  async duplicateRows(tenant: string, cosine: number): Promise<DuplicateRow[]> {
+    const res = await this.db.read(
+      'steward.duplicates',
+      `MATCH (n:Record {tenant: $tenant}) WHERE n.status IN ${LIVE} AND n.class <> 'OBSERVATION'
+         AND n.embedding IS NOT NULL
+       CALL (n) {
+         CALL db.index.vector.queryNodes('record_embedding', 50, n.embedding) YIELD node AS m, score
+         WHERE m.tenant = n.tenant AND m.namespace = n.namespace AND m.id > n.id
+           AND m.status IN ${LIVE} AND m.class <> 'OBSERVATION' AND score >= $score
+         RETURN m, score
+       }
+       RETURN n.id AS a, m.id AS b, n.namespace AS ns, score`,
+      { tenant, score: (1 + cosine) / 2 },
+    );
+    return res.records.map((r) => ({
+      a: str(r.get('a')),
+      b: str(r.get('b')),
+      namespace: str(r.get('ns')),
+      cosine: Math.round((2 * Number(r.get('score')) - 1) * 1000) / 1000,
+    }));
+  }
+
+  async candidateRows(tenant: string, before: string): Promise<CandidateRow[]> {
+    const res = await this.db.read(
+      'steward.candidates',
+      `MATCH (n:Record {tenant: $tenant, status: 'CANDIDATE'}) WHERE n.createdAt <= $before
+       RETURN n.id AS id, n.namespace AS ns, n.createdAt AS createdAt`,
+      { tenant, before },
+    );
+    return res.records.map((r) => ({
+      id: str(r.get('id')),
+      namespace: str(r.get('ns')),
+      createdAt: str(r.get('createdAt')),
+    }));
+  }
+
+  async utilityRows(tenant: string): Promise<UtilityRow[]> {
+    const res = await this.db.read(
+      'steward.utility',
+      `MATCH (n:Record {tenant: $tenant}) WHERE n.status IN ${LIVE}
+         AND coalesce(n.feedbackUsed, 0) + coalesce(n.feedbackIgnored, 0) + coalesce(n.feedbackWrong, 0) > 0
+       RETURN n.id AS id, n.namespace AS ns, n.utility AS utility,
+              n.feedbackUsed + n.feedbackIgnored + n.feedbackWrong AS votes, n.feedbackWrong AS wrong`,
+      { tenant },
+    );
+    return res.records.map((r) => ({
+      id: str(r.get('id')),
+      namespace: str(r.get('ns')),
+      utility: Number(r.get('utility')),
+      votes: Number(r.get('votes')),
+      wrong: Number(r.get('wrong')),
+    }));
+  }
+
+  async findings(tenant: string): Promise<FindingState[]> {
+    const res = await this.db.read('steward.findings', 'MATCH (f:Finding {tenant: $tenant}) RETURN f', {
+      tenant,
+    });
+    return res.records.map((r) => toFinding(r.get('f').properties as Props));
+  }
+}
+
+/** Findings and scorecard rows, each statement carrying the caller's scope (scope.ts). */
+export class Neo4jStewardReads implements StewardReads {
+  constructor(private readonly db: Executor) {}
+
+  async findings(
+    scope: ReadScope,
+    namespace: string,
+    open: boolean | null,
+    first: number,
+  ): Promise<FindingState[]> {
+    const res = await this.db.read(
+      'steward.findingsInScope',
+      `MATCH (f:Finding {tenant: $tenant})
+       WHERE (f.namespace = $ns OR f.namespace STARTS WITH $ns + '/')
+         AND ($open IS NULL OR (f.resolvedAt IS NULL) = $open)
+         AND all(id IN f.recordIds WHERE EXISTS {
+               MATCH (n:Record {tenant: $tenant, id: id}) WHERE ${SCOPE_WHERE} })
+         AND all(id IN f.entityIds WHERE EXISTS {
+               MATCH (e:Entity {tenant: $tenant, id: id}) WHERE ${entityVisible('e')} })
+       RETURN f ORDER BY f.raisedAt DESC, f.id LIMIT toInteger($first)`,
+      { ...scopeParams(scope), ns: namespace, open, first },
+    );
+    return res.records.map((r) => toFinding(r.get('f').properties as Props));
+  }
+
+  async scoreRows(scope: ReadScope, namespace: string): Promise<ScoreRow[]> {
+    const res = await this.db.read(
+      'steward.scoreRows',
+      `MATCH (n:Record {tenant: $tenant}) WHERE ${SCOPE_WHERE} AND ${IN_SUBTREE}
+       RETURN n.status AS status, n.validTo AS validTo, n.createdAt AS createdAt,
+              n.approvedAt AS approvedAt, EXISTS { (n)-[:ABOUT]->(:Entity) } AS linked,
+              coalesce(n.utility, 0.0) AS utility,
+              coalesce(n.feedbackUsed, 0) + coalesce(n.feedbackIgnored, 0) + coalesce(n.feedbackWrong, 0) AS votes,
+              CASE WHEN n.extJson CONTAINS '"reviewBy"' THEN n.extJson END AS ext`,
+      { ...scopeParams(scope), ns: namespace },
+    );
+    return res.records.map((r) => ({
+      status: r.get('status') as ScoreRow['status'],
+      validTo: (r.get('validTo') as string | null) ?? null,
+      reviewBy: reviewBy(r.get('ext')),
+      createdAt: str(r.get('createdAt')),
+      approvedAt: (r.get('approvedAt') as string | null) ?? null,
+      linked: Boolean(r.get('linked')),
+      utility: Number(r.get('utility')),
+      votes: Number(r.get('votes')),
+    }));
+  }
+}

@@ -1,0 +1,62 @@
+import type { EventOf } from './events.ts';
+import type { Effect, ProjectionView } from './fold.ts';
+import { receiptOf } from './receipts.ts';
+import type { FindingSeverity, FindingType } from './stewardship-model.ts';
+
+/** A steward finding as projected: a review item, open until it no longer holds or a reviewer closes it. */
+export interface FindingState {
+  readonly tenant: string;
+  readonly id: string;
+  readonly type: FindingType;
+  readonly severity: FindingSeverity;
+  readonly namespace: string;
+  readonly recordIds: readonly string[];
+  readonly entityIds: readonly string[];
+  readonly reason: string;
+  /** When it was (last) raised. */
+  readonly raisedAt: string;
+  /** How many times it was raised: a finding that resolved and holds again is raised once more. */
+  readonly raised: number;
+  readonly resolvedAt: string | null;
+  readonly resolvedBy: string | null;
+  readonly resolveReason: string | null;
+}
+
+/** Raising an open finding again changes nothing (DUPLICATE); a resolved one reopens. */
+export function findingRaised(view: ProjectionView, e: EventOf<'FindingRaised'>): Effect {
+  const p = e.payload;
+  const prior = view.finding?.(e.tenant, p.findingId);
+  if (prior && prior.resolvedAt === null)
+    return { receipt: receiptOf(e, 'DUPLICATE', null, null, `finding ${p.findingId} is open`) };
+  const finding: FindingState = {
+    tenant: e.tenant,
+    id: p.findingId,
+    type: p.findingType,
+    severity: p.severity,
+    namespace: e.namespace,
+    recordIds: [...p.recordIds],
+    entityIds: [...p.entityIds],
+    reason: p.reason,
+    raisedAt: e.recordedAt,
+    raised: (prior?.raised ?? 0) + 1,
+    resolvedAt: null,
+    resolvedBy: null,
+    resolveReason: null,
+  };
+  return { finding, receipt: receiptOf(e, 'ADMITTED', null, null, `finding ${p.findingId} raised`) };
+}
+
+export function findingResolved(view: ProjectionView, e: EventOf<'FindingResolved'>): Effect {
+  const f = view.finding?.(e.tenant, e.payload.findingId);
+  if (!f) return { receipt: receiptOf(e, 'REJECTED', null, null, 'finding not found') };
+  if (f.resolvedAt) return { receipt: receiptOf(e, 'DUPLICATE', null, null, 'finding already resolved') };
+  return {
+    finding: {
+      ...f,
+      resolvedAt: e.recordedAt,
+      resolvedBy: `${e.principal.iss}|${e.principal.sub}`,
+      resolveReason: e.payload.reason,
+    },
+    receipt: receiptOf(e, 'ADMITTED', null, null, `finding ${f.id} resolved`),
+  };
+}
