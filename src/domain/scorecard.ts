@@ -9,7 +9,7 @@ import type { RecordStatus } from './model.ts';
 export interface ScoreRow {
   readonly status: RecordStatus;
   readonly validTo: string | null;
-  /** `ext.reviewBy`, when the record carries one. */
+  /** `ext["muninn:reviewBy"]`, when the record carries one. */
   readonly reviewBy: string | null;
   readonly createdAt: string;
   /** When a review approval made it ACTIVE (null: never approved by review). */
@@ -80,9 +80,12 @@ export function scorecardOf(rows: readonly ScoreRow[], now: Date): Scorecard {
   };
 }
 
-/** `ext.reviewBy` when it is an ISO instant; anything else is no review date. */
+/** The extension key a record's review date is written under (extension keys are prefixed). */
+export const REVIEW_BY_EXT = 'muninn:reviewBy';
+
+/** `ext["muninn:reviewBy"]` when it is an ISO instant; anything else is no review date. */
 export function reviewByOf(ext: Readonly<Record<string, unknown>>): string | null {
-  const v = ext['reviewBy'];
+  const v = ext[REVIEW_BY_EXT];
   if (typeof v !== 'string' || Number.isNaN(Date.parse(v))) return null;
   return new Date(Date.parse(v)).toISOString();
 }

@@ -8,7 +8,7 @@ export const GrantRoles = ['READER', 'STEWARD', 'OWNER'] as const;
 export type GrantRole = (typeof GrantRoles)[number];
 
 export const FindingTypes = [
-  /** A live record past its validity (validTo) or its `ext.reviewBy`. */
+  /** A live record past its validity (validTo) or its `ext["muninn:reviewBy"]`. */
   'STALE',
   /** Two records contesting each other for longer than the threshold. */
   'CONTESTED_PAIR',

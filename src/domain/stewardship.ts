@@ -64,7 +64,7 @@ function draft(
 const daysBetween = (from: string, now: Date): number =>
   Math.floor((now.getTime() - Date.parse(from)) / DAY_MS);
 
-/** A live record with its validity end and its `ext.reviewBy`, if any. */
+/** A live record with its validity end and its `ext["muninn:reviewBy"]`, if any. */
 export interface StaleRow {
   readonly id: string;
   readonly namespace: string;

@@ -17,7 +17,7 @@ import type { ReadScope } from './graph.ts';
 export interface StewardLookups {
   /** Tenants that hold records. */
   tenants(): Promise<string[]>;
-  /** Live records past `now` in validity, or carrying an `ext.reviewBy` (the check compares it). */
+  /** Live records past `now` in validity, or carrying an `ext["muninn:reviewBy"]` (the check compares it). */
   staleRows(tenant: string, now: string): Promise<StaleRow[]>;
   /** Live CONTRADICTS pairs (at least one side CONTESTED) whose relation is older than `before`. */
   contestedRows(tenant: string, before: string): Promise<ContestedRow[]>;

@@ -282,8 +282,8 @@ describe('scorecard', () => {
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 2, 3])).toBe(2.5);
     expect(median([])).toBeNull();
-    expect(reviewByOf({ reviewBy: '2026-01-01' })).toBe('2026-01-01T00:00:00.000Z');
-    expect(reviewByOf({ reviewBy: 'soon' })).toBeNull();
+    expect(reviewByOf({ 'muninn:reviewBy': '2026-01-01' })).toBe('2026-01-01T00:00:00.000Z');
+    expect(reviewByOf({ 'muninn:reviewBy': 'soon' })).toBeNull();
     expect(reviewByOf({})).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { reviewByOf, type ScoreRow } from '../../domain/scorecard.ts';
+import { REVIEW_BY_EXT, reviewByOf, type ScoreRow } from '../../domain/scorecard.ts';
 import type { FindingState } from '../../domain/finding-fold.ts';
 import {
   commonNamespace,
@@ -16,8 +16,10 @@ import { str, strings, toFinding, type Props } from './mapping.ts';
 import { entityVisible, IN_SUBTREE, SCOPE_WHERE, scopeParams } from './scope.ts';
 
 const LIVE = `['ACTIVE', 'CONTESTED']`;
+/** How the key appears in the canonical extJson (a cheap filter before parsing). */
+const REVIEW_BY_KEY = JSON.stringify(REVIEW_BY_EXT);
 const reviewBy = (extJson: unknown): string | null =>
-  typeof extJson === 'string' && extJson.includes('"reviewBy"')
+  typeof extJson === 'string' && extJson.includes(REVIEW_BY_KEY)
     ? reviewByOf(JSON.parse(extJson) as Record<string, unknown>)
     : null;
 
@@ -34,9 +36,9 @@ export class Neo4jStewardLookups implements StewardLookups {
     const res = await this.db.read(
       'steward.stale',
       `MATCH (n:Record {tenant: $tenant}) WHERE n.status IN ${LIVE}
-         AND ((n.validTo IS NOT NULL AND n.validTo <= $now) OR n.extJson CONTAINS '"reviewBy"')
+         AND ((n.validTo IS NOT NULL AND n.validTo <= $now) OR n.extJson CONTAINS $reviewByKey)
        RETURN n.id AS id, n.namespace AS ns, n.class AS class, n.validTo AS validTo, n.extJson AS ext`,
-      { tenant, now },
+      { tenant, now, reviewByKey: REVIEW_BY_KEY },
     );
     return res.records.map((r) => ({
       id: str(r.get('id')),
@@ -175,8 +177,8 @@ export class Neo4jStewardReads implements StewardReads {
               n.approvedAt AS approvedAt, EXISTS { (n)-[:ABOUT]->(:Entity) } AS linked,
               coalesce(n.utility, 0.0) AS utility,
               coalesce(n.feedbackUsed, 0) + coalesce(n.feedbackIgnored, 0) + coalesce(n.feedbackWrong, 0) AS votes,
-              CASE WHEN n.extJson CONTAINS '"reviewBy"' THEN n.extJson END AS ext`,
-      { ...scopeParams(scope), ns: namespace },
+              CASE WHEN n.extJson CONTAINS $reviewByKey THEN n.extJson END AS ext`,
+      { ...scopeParams(scope), ns: namespace, reviewByKey: REVIEW_BY_KEY },
     );
     return res.records.map((r) => ({
       status: r.get('status') as ScoreRow['status'],
