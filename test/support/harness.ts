@@ -62,7 +62,7 @@ export interface GqlResult<T> {
 export async function startApp(
   overrides: Record<string, string> = {},
   logger: Logger = silentLogger,
-  opts: { readonly retentionClock?: Clock } = {},
+  opts: { readonly retentionClock?: Clock; readonly stewardClock?: Clock } = {},
 ): Promise<TestApp> {
   const config = testConfig(overrides);
   await ensureDevKeys(config.stateDir);
