@@ -13,6 +13,9 @@
 //   --search-weights                                         recall 100 deep and run the weight search over
 //                                                            hybrid's lists (src/eval/locomo-weights.ts)
 //   --no-baseline                                            skip the baseline (only while iterating)
+//   --scorecard                                              ingest only (no recall scoring), then run the
+//                                                            steward checks once and print the scorecard and
+//                                                            open findings per conversation and for `locomo`
 // The scoring is src/eval/locomo.ts, shared with `muninn eval --locomo FILE`.
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -24,6 +27,7 @@ import { locomoNamespace, parseLocomo, type LocomoSet } from '../../src/ingest/l
 import { formatLocomo, policyPart, runLocomo, type LocomoPorts } from '../../src/eval/locomo.ts';
 import { formatWeightSearch, searchWeights } from '../../src/eval/locomo-weights.ts';
 import type { SignalBreakdown } from '../../src/recall/fuse.ts';
+import { locomoScorecard } from './locomo-scorecard.ts';
 
 const K = 10;
 const { values: opt } = parseArgs({
@@ -34,6 +38,7 @@ const { values: opt } = parseArgs({
     tenant: { type: 'string' },
     'search-weights': { type: 'boolean', default: false },
     baseline: { type: 'boolean', default: true },
+    scorecard: { type: 'boolean', default: false },
   },
 });
 const list = (s: string | undefined) => (s ? s.split(',').map((x) => x.trim()) : undefined);
@@ -57,7 +62,7 @@ const token = await signDevToken({
   audience: config.auth.audience,
   tenant,
   sub: 'eval',
-  scopes: ['read', 'write'],
+  scopes: ['read', 'write', 'review'],
   ttlSeconds: 7200,
 });
 const gql = async <T>(query: string, variables: Record<string, unknown>): Promise<T> => {
@@ -123,6 +128,20 @@ const title = (n: number) =>
 // With --search-weights every recipe is asked for 100 items (its top 10 are what it would return with
 // limit 10: the same ranking, cut later), and hybrid's deep lists feed the weight search.
 const search = opt['search-weights'];
+if (opt.scorecard) {
+  const started = Date.now();
+  for (const [i, ep] of data.episodes.entries()) {
+    await ports.ingest(ep, namespaceOf(ep.sampleId));
+    process.stderr.write(`\ringest ${i + 1}/${data.episodes.length}   `);
+  }
+  process.stderr.write(`\ningested in ${Math.round((Date.now() - started) / 1000)} s\n`);
+  const namespaces = [...new Set(data.episodes.map((e) => namespaceOf(e.sampleId)))];
+  console.log(await locomoScorecard(m, config, tenant, gql, ['locomo', ...namespaces]));
+  await embedder.close?.();
+  console.log(`tenant ${tenant} (reuse with --tenant ${tenant} to skip the ingest)`);
+  await m.stop();
+  process.exit(0);
+}
 const report = await runLocomo(data, opt.baseline ? ports : { ...ports, embed: undefined }, {
   recipes,
   k: K,
