@@ -6,8 +6,9 @@ import lag from './views/lag.js';
 import recall from './views/recall.js';
 import timeline from './views/timeline.js';
 import grants from './views/grants.js';
+import stewardship from './views/stewardship.js';
 
-const VIEWS = [review, lag, recall, timeline, grants];
+const VIEWS = [review, lag, recall, timeline, grants, stewardship];
 const $ = (id) => document.getElementById(id);
 
 let unmount = () => undefined;
