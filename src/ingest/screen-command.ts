@@ -62,6 +62,7 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
     purpose: 'key',
     idempotencyKey: 'key',
     changesetId: 'key',
+    derivedFrom: 'key',
     ext: 'json',
     await: 'opaque',
   },
