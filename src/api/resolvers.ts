@@ -150,6 +150,7 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
                   confidence: i.why.confidence,
                   overrode: i.why.overrode,
                   contestedWith: i.why.contestedWith,
+                  taint: rec.taint ?? null,
                 },
               };
             }),

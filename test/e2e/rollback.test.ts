@@ -32,6 +32,7 @@ const RECORD = `query R($id: ID!, $asOf: AsOf) { record(id: $id, asOf: $asOf) { 
 const RECORDS = `query L($ns: String!, $after: String) { records(filter: { namespace: $ns, statuses:
   [CANDIDATE, ACTIVE, CONTESTED, SUPERSEDED, RETRACTED, REJECTED, ARCHIVED, REVERTED] }, first: 500, after: $after) {
   nodes { ${FIELDS} } pageInfo { endCursor hasNextPage } } }`;
+const RECALL = `query C($input: RecallInput!) { recall(input: $input) { items { record { id } why { taint { path } } } } }`;
 const QUEUE = `query Q($ns: String!) { reviewQueue(namespace: $ns) { nodes { id reasons flags record { id status } } } }`;
 
 type Rec = {
@@ -222,6 +223,18 @@ describe('rollback of a poisoned session (changeset episode:<id>)', () => {
     expect(queued.get(derived[2]!)).toContain(facts[0]);
   });
 
+  it("recall's why shows the taint path of a tainted record", async () => {
+    const d = await record(derived[2]!);
+    const r = await app.gql<{
+      recall: { items: Array<{ record: { id: string }; why: { taint: { path: string[] } | null } }> };
+    }>(reviewer, RECALL, {
+      input: { query: d.statement.text, namespace: NS, purpose: 'test', recipe: 'bm25' },
+    });
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    const item = r.data!.recall.items.find((i) => i.record.id === derived[2]);
+    expect(item?.why.taint?.path).toEqual([facts[0], derived[0], derived[2]]);
+  });
+
   it('as-of reads at a system time before the rollback answer as before', async () => {
     for (const id of [...episodeRecords, ...derived]) {
       const then = await record(id, t0);
@@ -238,6 +251,37 @@ describe('rollback of a poisoned session (changeset episode:<id>)', () => {
     const r = await record(id);
     expect(r.taint!.path).toEqual([facts[3], id]);
     expect(r.flags).toContain('tainted');
+  });
+});
+
+describe('rollback of a changeset someone else has changed since', () => {
+  it('a later revise by another writer is not overwritten: the record goes to review with the reason', async () => {
+    const cs = `import-${nonce}`;
+    const mine = await propose(writer, { namespace: NS, changesetId: cs });
+    const theirs = await propose(writer, { namespace: NS, changesetId: cs });
+    const rev = await app.gql(writer2, REVISE, {
+      input: {
+        id: theirs,
+        expectedVersion: 1,
+        statement: { subject: 'b', predicate: 'is', object: 'c', text: 'B is c.' },
+        purpose: 'test',
+        idempotencyKey: randomUUID(),
+      },
+    });
+    expect(rev.errors).toBeUndefined();
+    const r = await rollback(reviewer, { changesetId: cs });
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    expect(r.data!.rollback).toMatchObject({ reverted: [mine], review: [theirs] });
+    const t = await record(theirs);
+    expect(t).toMatchObject({ status: 'ACTIVE', version: 2, statement: { text: 'B is c.' } });
+    expect(t.flags).toContain('rollback:review');
+    const q = await app.gql<{ reviewQueue: { nodes: Array<{ id: string; reasons: string[] }> } }>(
+      reviewer,
+      QUEUE,
+      { ns: NS },
+    );
+    const reasons = q.data!.reviewQueue.nodes.find((n) => n.id === theirs)?.reasons.join(' ');
+    expect(reasons).toContain('RecordRevised by');
   });
 });
 

@@ -229,10 +229,12 @@ export class Neo4jRecordReads implements RecordReads {
          RETURN o.id } AS contradicts`,
       { ...scopeParams(scope), ids: [...ids], knownAt },
     );
-    return res.records.map((r) => ({
-      ...toRecordView(r.get('n') as Props, r.get('v')?.properties ?? null, r.get('about')),
-      contradicts: r.get('contradicts') as string[],
-    }));
+    return res.records.map((r) => {
+      const view = toRecordView(r.get('n') as Props, r.get('v')?.properties ?? null, r.get('about'));
+      // As in `record`: a taint set after `knownAt` was not yet believed then.
+      const taint = knownAt && view.taint && view.taint.at > knownAt ? null : (view.taint ?? null);
+      return { ...view, taint, contradicts: r.get('contradicts') as string[] };
+    });
   }
 
   async grants(tenant: string): Promise<GrantState[]> {
