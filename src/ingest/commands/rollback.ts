@@ -1,6 +1,6 @@
 import { grantsCover } from '../../domain/access.ts';
 import { commandHash, parseCommand, receiptKey } from '../../domain/commands.ts';
-import { forbidden, notFound } from '../../domain/errors.ts';
+import { badInput, forbidden, notFound } from '../../domain/errors.ts';
 import type { RollbackTarget } from '../../domain/events.ts';
 import type { RecordState } from '../../domain/fold.ts';
 import { hasScope, type Principal } from '../../domain/principal.ts';
@@ -19,6 +19,8 @@ import type { WriteReceipt } from '../receipts.ts';
 
 /** How far a taint walks (hops from the reverted record). */
 const TAINT_DEPTH = 16;
+/** One RolledBack event must fit a ledger message (~1 MB): larger rollbacks are split by the caller. */
+const MAX_CHANGES = 1000;
 
 export interface RollbackReceipt extends WriteReceipt {
   readonly rollbackId: string | null;
@@ -85,6 +87,11 @@ async function planFor(
   ];
   const edges = await d.store.derivations(principal.tenant, seeds, TAINT_DEPTH);
   const taints = planTaints(seeds, edges, new Set(compensations.map((c) => c.recordId)), reason);
+  if (compensations.length > MAX_CHANGES || taints.length > MAX_CHANGES)
+    throw badInput(
+      `the rollback would change ${compensations.length} records and taint ${taints.length} (at most ` +
+        `${MAX_CHANGES} each): roll back a smaller changeset or a narrower namespace`,
+    );
   return {
     rollbackId: d.ids.uuid(),
     target,
