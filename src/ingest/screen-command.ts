@@ -129,6 +129,7 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
     namespace: 'key',
     maxSensitivity: 'opaque',
     purposes: 'key',
+    role: 'opaque',
     reason: 'text',
     idempotencyKey: 'key',
     await: 'opaque',
