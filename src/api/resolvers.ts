@@ -150,6 +150,7 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
                   confidence: i.why.confidence,
                   overrode: i.why.overrode,
                   contestedWith: i.why.contestedWith,
+                  taint: rec.taint ?? null,
                 },
               };
             }),
@@ -260,6 +261,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
       placeHold: (_: unknown, a: Args, ctx: ApiContext) => {
         if (!s.holds) throw forbidden('legal holds are not served here');
         return s.holds.place(ctx.principal, dropNulls(a['input']));
+      },
+      rollback: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.writes.rollback(ctx.principal, input, wait);
       },
       releaseHold: (_: unknown, a: Args, ctx: ApiContext) => {
         if (!s.holds) throw forbidden('legal holds are not served here');

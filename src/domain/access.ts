@@ -123,3 +123,9 @@ export const readableWherever = (
 /** Whether the grants let the caller act in `namespace` at all (writes and reviews stay inside access). */
 export const coversNamespace = (gs: readonly ScopeGrant[], namespace: string): boolean =>
   gs.some((g) => covers(g.root, namespace));
+
+/** Whether a read scope's grants let the caller read a record of this namespace and label (SCOPE_WHERE, in code). */
+export const grantsCover = (
+  gs: readonly ScopeGrant[],
+  r: { readonly namespace: string; readonly sensitivity: Sensitivity },
+): boolean => gs.some((g) => covers(g.root, r.namespace) && rank(r.sensitivity) <= rank(g.maxSensitivity));

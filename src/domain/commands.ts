@@ -46,6 +46,8 @@ export const ProposeCommand = z
     purpose: Purpose,
     idempotencyKey: IdempotencyKey,
     changesetId: z.string().min(1).max(200).optional(),
+    /** Records the new one was derived from: each must exist and be visible to the writer. */
+    derivedFrom: z.array(z.string().min(1).max(200)).min(1).max(64).optional(),
     ext: z
       .record(
         z.string().regex(/^[a-z][a-z0-9]*:[A-Za-z0-9_.-]+$/, 'extension keys are prefixed, e.g. swe:adr'),
@@ -285,6 +287,7 @@ export function decidePropose(
       reviewReasons: [...(d.reviewReasons ?? [])],
       flags: [...(d.flags ?? [])],
       embedding: d.embedding ?? null,
+      derivedFrom: [...new Set(cmd.derivedFrom ?? [])].sort(),
     },
   });
   return events;

@@ -95,6 +95,8 @@ const RecordProposedV1 = z.object({
   /** Screening flags carried with the record (pii:email, injection:override_instruction …). */
   flags: z.array(z.string().max(100)).max(64).default([]),
   embedding: EmbeddingCache.nullable().default(null),
+  /** Records this one was derived from (checked visible at propose): taint flows along these edges. */
+  derivedFrom: z.array(Id).max(64).default([]),
 });
 
 /**
@@ -300,6 +302,61 @@ const FindingResolvedV1 = z.object({
   reason: z.string().min(1).max(2000),
 });
 
+/**
+ * A rollback (see rollback-plan.ts): the write side computed, from the graph at request time, every
+ * compensating change and every taint, and records them here as data. The fold only applies them (each
+ * guarded by the version the plan read), so a replay reproduces exactly what the live projector did.
+ */
+export const RollbackTarget = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('EVENT'), eventId: Id }),
+  z.object({ kind: z.literal('CHANGESET'), changesetId: Id }),
+  z.object({ kind: z.literal('NAMESPACE'), namespace: NamespacePath, to: Instant }),
+]);
+export type RollbackTarget = z.infer<typeof RollbackTarget>;
+
+export const ApprovalRef = z.object({
+  by: z.string().min(1).max(1000),
+  via: z.array(z.string().max(1000)).max(16),
+  at: Instant,
+  eventId: Id,
+});
+
+export const Compensation = z.object({
+  recordId: Id,
+  expectedVersion: z.number().int().min(1),
+  /** REVERT: created by a reverted event; RESTORE: back to the revision before; REVIEW: changed since by someone else. */
+  action: z.enum(['REVERT', 'RESTORE', 'REVIEW']),
+  /** The state to open as a new revision (null for REVIEW). */
+  target: z
+    .object({
+      statement: Statement,
+      status: z.enum(RecordStatuses),
+      validFrom: Instant,
+      validTo: Instant.nullable(),
+      approvals: z.array(ApprovalRef).max(MAX_APPROVERS + 8),
+      approvedAt: Instant.nullable(),
+    })
+    .nullable(),
+  reason: z.string().min(1).max(2000),
+});
+export type Compensation = z.infer<typeof Compensation>;
+
+export const TaintMark = z.object({
+  recordId: Id,
+  /** From the reverted source to this record (`episode:<id>` first when the link is provenance). */
+  path: z.array(Id).min(2).max(64),
+  reason: z.string().min(1).max(2000),
+});
+export type TaintMark = z.infer<typeof TaintMark>;
+
+const RolledBackV1 = z.object({
+  rollbackId: Id,
+  target: RollbackTarget,
+  reason: z.string().min(1).max(2000),
+  compensations: z.array(Compensation).max(10_000),
+  taints: z.array(TaintMark).max(10_000),
+});
+
 const variant = <T extends string, P extends z.ZodType, V extends number = 1>(
   type: T,
   payload: P,
@@ -325,6 +382,7 @@ export const LedgerEvent = z.discriminatedUnion('type', [
   variant('RecordRelated', RecordRelatedV1),
   variant('FindingRaised', FindingRaisedV1),
   variant('FindingResolved', FindingResolvedV1),
+  variant('RolledBack', RolledBackV1),
 ]);
 export type LedgerEvent = z.infer<typeof LedgerEvent>;
 export type EventType = LedgerEvent['type'];
@@ -352,6 +410,7 @@ export const CURRENT_VERSION: Readonly<Record<EventType, number>> = {
   RecordRelated: 1,
   FindingRaised: 1,
   FindingResolved: 1,
+  RolledBack: 1,
 };
 
 /**

@@ -18,6 +18,8 @@ import { related } from './relate-fold.ts';
 import type { RelateType, TargetKind } from './relations.ts';
 import { findingRaised, findingResolved, type FindingState } from './finding-fold.ts';
 import type { GrantRole } from './stewardship-model.ts';
+import { rolledBack, taintedAtBirth } from './rollback-fold.ts';
+import { appendRevision, currentRevision } from './revisions.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -36,6 +38,17 @@ export interface RevisionState {
   readonly changesetId: string | null;
   readonly eventId: string;
   readonly reason: string | null;
+  /** Who (`iss|sub`) made this revision and with which event type (stamped by MemoryState; absent on old ones). */
+  readonly by?: string | null;
+  readonly cause?: string | null;
+}
+
+/** Why a record is flagged `tainted`: the path of derivation from the reverted record to it. */
+export interface TaintState {
+  readonly path: readonly string[];
+  readonly reason: string;
+  readonly eventId: string;
+  readonly at: string;
 }
 
 export interface RecordState {
@@ -75,6 +88,10 @@ export interface RecordState {
   readonly feedback: FeedbackCounts;
   /** Each caller's (`iss|sub`) latest verdict: a new one replaces it in the counts instead of adding to them. */
   readonly votes: Readonly<Record<string, FeedbackVerdict>>;
+  /** Records this one was derived from (propose `derivedFrom`): (:Record)-[:DERIVED_FROM]->(:Record). */
+  readonly derivedFrom?: readonly string[];
+  /** Set when a record it derives from was reverted (rollback-fold.ts); it then waits for review. */
+  readonly taint?: TaintState | null;
 }
 
 export type FeedbackVerdict = 'USED' | 'IGNORED' | 'WRONG';
@@ -212,7 +229,7 @@ export interface Erasure {
   readonly id: string;
 }
 
-export const currentRevision = (r: RecordState): RevisionState => r.revisions[r.revisions.length - 1]!;
+export { currentRevision };
 
 export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
   const prior = view.receipt(e.tenant, e.idempotencyKey);
@@ -258,6 +275,8 @@ export function evolve(view: ProjectionView, e: LedgerEvent): Effect {
       return findingRaised(view, e);
     case 'FindingResolved':
       return findingResolved(view, e);
+    case 'RolledBack':
+      return rolledBack(view, e);
   }
 }
 
@@ -280,7 +299,7 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
           },
         ]
       : [];
-  const record: RecordState = {
+  const record: RecordState = taintedAtBirth(view, e, {
     tenant: e.tenant,
     id: p.recordId,
     namespace: e.namespace,
@@ -319,7 +338,8 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
     reinforcements: 0,
     feedback: NO_FEEDBACK,
     votes: {},
-  };
+    derivedFrom: p.derivedFrom,
+  });
   if (p.status === 'CANDIDATE')
     return { record, receipt: receiptOf(e, 'QUEUED', p.recordId, 1, p.reviewReasons.join('; ') || null) };
   const act = activate(record, target, e);
@@ -416,7 +436,7 @@ function guard(
       },
     };
   }
-  if (current.status === 'RETRACTED' || current.status === 'ERASED') {
+  if (current.status === 'RETRACTED' || current.status === 'ERASED' || current.status === 'REVERTED') {
     return {
       rejected: {
         receipt: receiptOf(e, 'REJECTED', recordId, current.version, `record is ${current.status}`),
@@ -424,18 +444,6 @@ function guard(
     };
   }
   return { record, current };
-}
-
-/** Close the current revision at `at` and append `next` as the new current one. */
-function appendRevision(
-  record: RecordState,
-  at: string,
-  next: Omit<RevisionState, 'retiredAt' | 'recordedAt'>,
-): RecordState {
-  const revisions = record.revisions.map((r, i) =>
-    i === record.revisions.length - 1 ? { ...r, retiredAt: at } : r,
-  );
-  return { ...record, revisions: [...revisions, { ...next, recordedAt: at, retiredAt: null }] };
 }
 
 function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
@@ -558,7 +566,7 @@ function reinforced(view: ProjectionView, e: EventOf<'RecordReinforced'>): Effec
   const r = view.record(e.tenant, p.recordId);
   if (!r) return { receipt: receiptOf(e, 'REJECTED', p.recordId, null, 'record not found') };
   const cur = currentRevision(r);
-  if (['RETRACTED', 'REJECTED', 'ERASED', 'SUPERSEDED'].includes(cur.status)) {
+  if (['RETRACTED', 'REJECTED', 'ERASED', 'SUPERSEDED', 'REVERTED'].includes(cur.status)) {
     return { receipt: receiptOf(e, 'REJECTED', p.recordId, cur.version, `record is ${cur.status}`) };
   }
   // Provenance is a set union; confidence only goes up. The claim itself is unchanged: no new revision.

@@ -68,7 +68,7 @@ export class MemoryState implements ProjectionView {
   apply(event: LedgerEvent): void {
     const eff = evolve(this, event);
     for (const r of [...(eff.record ? [eff.record] : []), ...(eff.others ?? [])])
-      this.put(this.records, this.dirty.records, k(r.tenant, r.id), r);
+      this.put(this.records, this.dirty.records, k(r.tenant, r.id), stampRevisions(r, event));
     if (eff.entity)
       this.put(this.entities, this.dirty.entities, k(eff.entity.tenant, eff.entity.id), eff.entity);
     if (eff.episode)
@@ -146,4 +146,17 @@ export class MemoryState implements ProjectionView {
     all.set(key, v);
     dirty.set(key, v);
   }
+}
+
+/**
+ * Who made each revision and with which event type, on the revisions this event opened: a rollback
+ * (rollback-plan.ts) tells a later person's change from the reverted one's own follow-ups by these.
+ */
+function stampRevisions(r: RecordState, e: LedgerEvent): RecordState {
+  // Always overwritten: a revision built by spreading the previous one carries that one's stamp.
+  const by = `${e.principal.iss}|${e.principal.sub}`;
+  const mine = (v: RecordState['revisions'][number]) =>
+    v.eventId === e.eventId && (v.by !== by || v.cause !== e.type);
+  if (!r.revisions.some(mine)) return r;
+  return { ...r, revisions: r.revisions.map((v) => (mine(v) ? { ...v, by, cause: e.type } : v)) };
 }

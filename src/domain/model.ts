@@ -22,6 +22,8 @@ export const RecordStatuses = [
   'REJECTED',
   'ARCHIVED',
   'ERASED',
+  /** Undone by a rollback (its creating event was reverted); kept, with its history, for as-of reads. */
+  'REVERTED',
 ] as const;
 export type RecordStatus = (typeof RecordStatuses)[number];
 
@@ -61,6 +63,7 @@ export const Outcomes = [
   'PENDING',
   'ERASED',
   'ARCHIVED',
+  'ROLLED_BACK',
 ] as const;
 export type Outcome = (typeof Outcomes)[number];
 

@@ -57,6 +57,8 @@ export interface PlanCommand {
   readonly idempotencyKey: string;
   readonly changesetId?: string | undefined;
   readonly review?: boolean | undefined;
+  /** propose's `derivedFrom` (already checked visible). */
+  readonly derivedFrom?: readonly string[] | undefined;
 }
 
 export interface PlanInput {
@@ -294,6 +296,7 @@ function proposeCommand(cmd: PlanCommand, dr: Draft): ProposeCommand {
     purpose: cmd.purpose,
     idempotencyKey: cmd.idempotencyKey,
     ...(cmd.changesetId ? { changesetId: cmd.changesetId } : {}),
+    ...(cmd.derivedFrom?.length ? { derivedFrom: [...cmd.derivedFrom] } : {}),
     ext: { ...dr.ext },
   };
 }

@@ -42,7 +42,8 @@ export type InputTypeName =
   | 'EraseInput'
   | 'EraseSubjectInput'
   | 'PlaceHoldInput'
-  | 'ReleaseHoldInput';
+  | 'ReleaseHoldInput'
+  | 'RollbackInput';
 
 export type FieldRule = 'text' | 'name' | 'key' | 'json' | 'opaque' | { readonly input: InputTypeName };
 
@@ -61,6 +62,7 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
     purpose: 'key',
     idempotencyKey: 'key',
     changesetId: 'key',
+    derivedFrom: 'key',
     ext: 'json',
     await: 'opaque',
   },
@@ -150,6 +152,15 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
   EraseSubjectInput: { id: 'key', alias: 'name', externalId: 'name' },
   PlaceHoldInput: { namespace: 'key', recordId: 'key', reason: 'text', idempotencyKey: 'key' },
   ReleaseHoldInput: { holdId: 'key', reason: 'text', idempotencyKey: 'key' },
+  RollbackInput: {
+    eventId: 'key',
+    changesetId: 'key',
+    namespace: 'key',
+    to: 'opaque',
+    reason: 'text',
+    idempotencyKey: 'key',
+    await: 'opaque',
+  },
 };
 
 /** The mutation each command answers, and its input type. */
@@ -167,6 +178,7 @@ export const COMMAND_INPUTS = {
   placeHold: 'PlaceHoldInput',
   releaseHold: 'ReleaseHoldInput',
   relate: 'RelateInput',
+  rollback: 'RollbackInput',
 } as const satisfies Record<string, InputTypeName>;
 export type CommandName = keyof typeof COMMAND_INPUTS;
 

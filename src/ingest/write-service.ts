@@ -7,6 +7,7 @@ import { retract } from './commands/retract.ts';
 import { approve, reject } from './commands/review.ts';
 import { revise } from './commands/revise.ts';
 import { relate } from './commands/relate.ts';
+import { rollback, type RollbackReceipt } from './commands/rollback.ts';
 import type { WriteReceipt } from './receipts.ts';
 import type { WriteDeps } from './deps.ts';
 import type { StageTimes } from './stage-times.ts';
@@ -72,5 +73,10 @@ export class WriteService {
 
   feedback(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     return this.d.overload.run(() => feedback(this.d, principal, input, wait));
+  }
+
+  /** Revert an event, a changeset or a namespace to a time, by compensating revisions (commands/rollback.ts). */
+  rollback(principal: Principal, input: unknown, wait: boolean): Promise<RollbackReceipt> {
+    return this.d.overload.run(() => rollback(this.d, principal, input, wait));
   }
 }

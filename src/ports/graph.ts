@@ -1,7 +1,17 @@
 import type { HoldState } from '../domain/hold-fold.ts';
 import type { FindingState } from '../domain/finding-fold.ts';
-import type { Erasure, EntityState, EpisodeState, GrantState, Receipt, RecordState } from '../domain/fold.ts';
+import type {
+  Erasure,
+  EntityState,
+  EpisodeState,
+  GrantState,
+  Receipt,
+  RecordState,
+  TaintState,
+} from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
+import type { RollbackTarget } from '../domain/events.ts';
+import type { DerivationEdge } from '../domain/rollback-plan.ts';
 import type { Approval } from '../domain/review.ts';
 
 export type { ReadScope } from '../domain/policy.ts';
@@ -50,6 +60,8 @@ export interface RecordView {
   readonly reinforcements: number;
   /** From recall feedback, in [-1, 1]; ranking reads it. */
   readonly utility: number;
+  /** Set when a record it derives from was reverted: the path from that record to this one. */
+  readonly taint?: TaintState | null;
 }
 
 export interface RevisionView {
@@ -297,8 +309,22 @@ export interface EntityFacts {
   readonly defaultIdVisible: boolean;
 }
 
+/** What a rollback plans from (tenant-wide: the command checks the caller's reach over the result). */
+export interface RollbackLookups {
+  /** The records the target's events changed (whole history each), and the ids of those events. */
+  rollbackScope(
+    tenant: string,
+    target: RollbackTarget,
+  ): Promise<{ records: RecordState[]; eventIds: string[] }>;
+  /**
+   * Derivation edges into the seeds, transitively up to `maxDepth` hops: record → record DERIVED_FROM and
+   * SUPERSEDES, and record → `episode:<id>` for a record citing a seed episode in its sources.
+   */
+  derivations(tenant: string, seeds: readonly string[], maxDepth: number): Promise<DerivationEdge[]>;
+}
+
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
-export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'> {
+export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'>, RollbackLookups {
   receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;
   /** Receipts of a command and of everything it produced (`key`, `key#…`). */
   receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]>;

@@ -62,6 +62,9 @@ export class Neo4jGraphStore implements GraphStore {
   scopeArm: GraphStore['scopeArm'] = (q) => this.arms.scopeArm(q);
 
   // IngestLookups
+  rollbackScope: GraphStore['rollbackScope'] = (tenant, target) => this.lookups.rollbackScope(tenant, target);
+  derivations: GraphStore['derivations'] = (tenant, seeds, depth) =>
+    this.lookups.derivations(tenant, seeds, depth);
   receipt: GraphStore['receipt'] = (tenant, key) => this.lookups.receipt(tenant, key);
   receiptsByPrefix: GraphStore['receiptsByPrefix'] = (tenant, key) =>
     this.lookups.receiptsByPrefix(tenant, key);

@@ -4,14 +4,22 @@ import { entityFacts, relateCandidatesMany } from './ingest-batch.ts';
 import type { Executor } from './executor.ts';
 import { toGrant, toReceipt } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
+import { Neo4jRollbackLookups } from './rollback-lookups.ts';
 
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
 export class Neo4jIngestLookups implements IngestLookups {
   private readonly reads: Neo4jRecordReads;
+  private readonly rollback: Neo4jRollbackLookups;
 
   constructor(private readonly db: Executor) {
     this.reads = new Neo4jRecordReads(db);
+    this.rollback = new Neo4jRollbackLookups(db);
   }
+
+  rollbackScope: IngestLookups['rollbackScope'] = (tenant, target) =>
+    this.rollback.rollbackScope(tenant, target);
+  derivations: IngestLookups['derivations'] = (tenant, seeds, depth) =>
+    this.rollback.derivations(tenant, seeds, depth);
 
   record: IngestLookups['record'] = (scope, id, asOf) => this.reads.record(scope, id, asOf);
   /** The gather step's batched lookups (ingest-batch.ts): one round trip per kind for a whole request. */

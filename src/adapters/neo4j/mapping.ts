@@ -8,7 +8,9 @@ import type {
   RecordState,
   RelationState,
   RevisionState,
+  TaintState,
 } from '../../domain/fold.ts';
+import { ROLLBACK_REVIEW_FLAG, TAINTED_FLAG } from '../../domain/rollback-fold.ts';
 import { currentRevision, utilityOf } from '../../domain/fold.ts';
 import type { HoldState } from '../../domain/hold-fold.ts';
 import type { FindingState } from '../../domain/finding-fold.ts';
@@ -113,6 +115,8 @@ const revisionRow = (v: RevisionState) => ({
   changesetId: v.changesetId,
   eventId: v.eventId,
   reason: v.reason,
+  by: v.by ?? null,
+  cause: v.cause ?? null,
 });
 
 /** RecordState → the Record node's properties (current revision denormalized) and its revisions. */
@@ -162,6 +166,10 @@ export function recordRow(r: RecordState) {
       feedbackWrong: r.feedback.wrong,
       utility: utilityOf(r.feedback),
       feedbackVotesJson: canonicalJson(r.votes),
+      derivedFromIds: [...(r.derivedFrom ?? [])],
+      taintJson: r.taint ? canonicalJson(r.taint) : null,
+      // The review queue lists these beside the proposals (a taint, or a rollback that would overwrite a person).
+      needsReview: r.flags.includes(TAINTED_FLAG) || r.flags.includes(ROLLBACK_REVIEW_FLAG),
     },
     revisions: r.revisions.map(revisionRow),
   };
@@ -174,6 +182,10 @@ export const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(Strin
 /** Records projected before approvals were kept have none. */
 export const approvalsOf = (n: Props): Approval[] =>
   n['approvalsJson'] ? (JSON.parse(str(n['approvalsJson'])) as Approval[]) : [];
+
+/** The taint a rollback set on a record (rollback-fold.ts); null when none. */
+export const taintOf = (n: Props): TaintState | null =>
+  n['taintJson'] ? (JSON.parse(str(n['taintJson'])) as TaintState) : null;
 
 /** A Revision node's properties → its RevisionState. */
 const toRevisionState = (v: Props): RevisionState => ({
@@ -192,6 +204,8 @@ const toRevisionState = (v: Props): RevisionState => ({
   changesetId: optStr(v['changesetId']),
   eventId: str(v['eventId']),
   reason: optStr(v['reason']),
+  by: optStr(v['by']),
+  cause: optStr(v['cause']),
 });
 
 export function toRecordState(row: Neo4jRecord): RecordState {
@@ -233,6 +247,8 @@ export function toRecordState(row: Neo4jRecord): RecordState {
     },
     // Projected before votes were kept: the counts stay, with no caller to replace.
     votes: n['feedbackVotesJson'] ? (JSON.parse(str(n['feedbackVotesJson'])) as RecordState['votes']) : {},
+    derivedFrom: strings(n['derivedFromIds']),
+    taint: taintOf(n),
   };
 }
 
@@ -321,6 +337,7 @@ export function toRecordView(n: Props, v: Props | null, about: string[]): Record
     flags: (n['flags'] as string[] | undefined) ?? [],
     reinforcements: Number(n['reinforcements'] ?? 0),
     utility: Number(n['utility'] ?? 0),
+    taint: taintOf(n),
   };
 }
 

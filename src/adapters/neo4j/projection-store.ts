@@ -23,6 +23,15 @@ import {
   type Props,
 } from './mapping.ts';
 
+/** Records by key ($keys: {tenant, id}) as `toRecordState` reads them; the rollback planner reads the same. */
+export const LOAD_RECORDS = `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
+         RETURN n,
+           COLLECT { MATCH (n)-[:HAS_REVISION]->(v:Revision) RETURN v ORDER BY v.version } AS vs,
+           COLLECT { MATCH (n)-[r:${RELATION_TYPES.map(relType).join('|')}]->(t)
+                     WHERE r.eventId IS NOT NULL AND (t:Record OR t:Entity)
+                     RETURN {type: type(r), target: t.id, kind: CASE WHEN t:Entity THEN 'ENTITY' ELSE 'RECORD' END,
+                             props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`;
+
 /** The only writer of the graph: one write transaction per batch (the projector, a rebuild), and the checkpoints. */
 export class Neo4jProjectionStore implements ProjectionStore {
   constructor(private readonly db: Executor) {}
@@ -71,16 +80,7 @@ class Neo4jProjectionTx implements ProjectionTx {
     const run = (cypher: string, rows: readonly object[]) =>
       rows.length ? this.tx.run(cypher, { keys: rows }) : null;
     const [records, entities, receipts, episodes, grants, holds, findings] = await Promise.all([
-      run(
-        `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant, id: k.id})
-         RETURN n,
-           COLLECT { MATCH (n)-[:HAS_REVISION]->(v:Revision) RETURN v ORDER BY v.version } AS vs,
-           COLLECT { MATCH (n)-[r:${RELATION_TYPES.map(relType).join('|')}]->(t)
-                     WHERE r.eventId IS NOT NULL AND (t:Record OR t:Entity)
-                     RETURN {type: type(r), target: t.id, kind: CASE WHEN t:Entity THEN 'ENTITY' ELSE 'RECORD' END,
-                             props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`,
-        keys.records,
-      ),
+      run(LOAD_RECORDS, keys.records),
       run(
         `UNWIND $keys AS k MATCH (e:Entity {tenant: k.tenant, id: k.id})
          OPTIONAL MATCH (e)-[s:SAME_AS]->(o:Entity) RETURN e, o.id AS sameAs, s.confidence AS sameAsConfidence`,
@@ -204,6 +204,17 @@ class Neo4jProjectionTx implements ProjectionTx {
          MERGE (n)-[:DERIVED_FROM]->(ep)`,
       { rows: records.map(recordRow) },
     );
+    // Record → record derivation (propose's derivedFrom): the taint walk of a rollback follows these.
+    const derived = records.flatMap((r) =>
+      (r.derivedFrom ?? []).map((target) => ({ tenant: r.tenant, id: r.id, target })),
+    );
+    if (derived.length)
+      await this.tx.run(
+        `UNWIND $rows AS x
+           MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:Record {tenant: x.tenant, id: x.target})
+           MERGE (a)-[:DERIVED_FROM]->(b)`,
+        { rows: derived },
+      );
     // Relationship types and labels cannot be parameters: one statement per allow-listed type and kind.
     for (const type of RELATION_TYPES)
       for (const kind of ['Record', 'Entity'] as const) {

@@ -55,7 +55,10 @@ export class Neo4jRecordReads implements RecordReads {
       },
     );
     const r = res.records[0];
-    return r ? toRecordView(r.get('n').properties, r.get('v').properties, r.get('about')) : undefined;
+    if (!r) return undefined;
+    const view = toRecordView(r.get('n').properties, r.get('v').properties, r.get('about'));
+    // A taint set after the asked system time was not yet believed then.
+    return asOf.knownAt && view.taint && view.taint.at > asOf.knownAt ? { ...view, taint: null } : view;
   }
 
   async recordCount(scope: ReadScope, q: RecordQuery, asOf: AsOf): Promise<number> {
@@ -178,7 +181,10 @@ export class Neo4jRecordReads implements RecordReads {
   ): Promise<Page<Proposal>> {
     const res = await this.db.read(
       'review.queue',
-      `MATCH (n:Record {tenant: $tenant, status: 'CANDIDATE'}) WHERE ${SCOPE_WHERE}
+      // Proposals, and live records a rollback flagged (tainted, or a revert that would overwrite a person).
+      `MATCH (n:Record {tenant: $tenant})
+       WHERE (n.status = 'CANDIDATE' OR (n.needsReview = true AND n.status IN ['ACTIVE', 'CONTESTED']))
+         AND ${SCOPE_WHERE}
          AND ${IN_SUBTREE}
          AND (n.createdAt + '|' + n.id) > $after
        WITH n ORDER BY n.createdAt, n.id LIMIT toInteger($limit)
@@ -223,10 +229,12 @@ export class Neo4jRecordReads implements RecordReads {
          RETURN o.id } AS contradicts`,
       { ...scopeParams(scope), ids: [...ids], knownAt },
     );
-    return res.records.map((r) => ({
-      ...toRecordView(r.get('n') as Props, r.get('v')?.properties ?? null, r.get('about')),
-      contradicts: r.get('contradicts') as string[],
-    }));
+    return res.records.map((r) => {
+      const view = toRecordView(r.get('n') as Props, r.get('v')?.properties ?? null, r.get('about'));
+      // As in `record`: a taint set after `knownAt` was not yet believed then.
+      const taint = knownAt && view.taint && view.taint.at > knownAt ? null : (view.taint ?? null);
+      return { ...view, taint, contradicts: r.get('contradicts') as string[] };
+    });
   }
 
   async grants(tenant: string): Promise<GrantState[]> {

@@ -6,7 +6,7 @@ import type { Draft } from '../plan.ts';
 import { findingsOf } from '../screen-command.ts';
 import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
-import { charge, contextOf, priorReceipt, screenOf } from '../steps.ts';
+import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
 import type { WriteReceipt } from '../receipts.ts';
 import { planDrafts } from '../plan-drafts.ts';
 
@@ -20,6 +20,8 @@ export async function propose(
   const screened = screenOf(d, 'propose', parseCommand(ProposeCommand, input, d.maxTextChars));
   const cmd = screened.value;
   await d.policy.checkWrite(principal, cmd.namespace);
+  // Every source must be a record the writer may see (NOT_FOUND otherwise, nothing appended).
+  for (const id of new Set(cmd.derivedFrom ?? [])) await visible(d, principal, id, 'record to derive from');
   const hash = commandHash('propose', cmd);
   const key = receiptKey(principal, cmd.idempotencyKey);
   const prior = await priorReceipt(d, principal.tenant, key, hash);

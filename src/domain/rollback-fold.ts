@@ -1,0 +1,119 @@
+import type { Compensation, EventOf, TaintMark } from './events.ts';
+import type { Effect, ProjectionView, RecordState } from './fold.ts';
+import { receiptOf } from './receipts.ts';
+import { appendRevision, currentRevision } from './revisions.ts';
+
+/**
+ * The fold of a `RolledBack` event. The plan (rollback-plan.ts) was computed by the write side and is
+ * carried in the event, so this only applies data: each compensation opens a new revision (history is
+ * kept, `record(asOf)` before the rollback answers as before) unless the record moved on since the plan
+ * read it — then it is sent to review instead, never overwritten. Taints set a flag, not a status.
+ */
+
+export const TAINTED_FLAG = 'tainted';
+export const ROLLBACK_REVIEW_FLAG = 'rollback:review';
+
+export function rolledBack(view: ProjectionView, e: EventOf<'RolledBack'>): Effect {
+  const changed = new Map<string, RecordState>();
+  const get = (id: string) => changed.get(id) ?? view.record(e.tenant, id);
+  const counts = { REVERT: 0, RESTORE: 0, REVIEW: 0, tainted: 0 };
+  for (const c of e.payload.compensations) {
+    const r = get(c.recordId);
+    if (!r) continue;
+    const next = compensate(r, c, e);
+    counts[next.action] += 1;
+    changed.set(r.id, next.record);
+  }
+  for (const t of e.payload.taints) {
+    const r = get(t.recordId);
+    if (!r) continue;
+    changed.set(r.id, taint(r, t, e.eventId, e.recordedAt));
+    counts.tainted += 1;
+  }
+  const summary =
+    `reverted ${counts.REVERT}, restored ${counts.RESTORE}, sent to review ${counts.REVIEW}, ` +
+    `tainted ${counts.tainted}: ${e.payload.reason}`;
+  return {
+    others: [...changed.values()],
+    receipt: receiptOf(e, 'ROLLED_BACK', null, null, summary.slice(0, 2000)),
+  };
+}
+
+function compensate(
+  r: RecordState,
+  c: Compensation,
+  e: EventOf<'RolledBack'>,
+): { record: RecordState; action: Compensation['action'] } {
+  const cur = currentRevision(r);
+  if (c.action === 'REVIEW' || !c.target) return { record: flagForReview(r, c.reason), action: 'REVIEW' };
+  if (cur.version !== c.expectedVersion) {
+    const why = `rollback ${e.payload.rollbackId}: changed since the rollback was planned (v${c.expectedVersion} → v${cur.version}); review instead of revert`;
+    return { record: flagForReview(r, why), action: 'REVIEW' };
+  }
+  const t = c.target;
+  const record = appendRevision({ ...r, approvals: t.approvals, approvedAt: t.approvedAt }, e.recordedAt, {
+    version: cur.version + 1,
+    statement: t.statement,
+    status: t.status,
+    validFrom: t.validFrom,
+    validTo: t.validTo,
+    eventId: e.eventId,
+    changesetId: e.changesetId,
+    reason: c.reason,
+  });
+  return { record, action: c.action };
+}
+
+const withFlag = (flags: readonly string[], f: string): string[] =>
+  flags.includes(f) ? [...flags] : [...flags, f];
+const withReason = (reasons: readonly string[], why: string): string[] =>
+  reasons.includes(why) ? [...reasons] : [...reasons, why].slice(-32);
+
+function flagForReview(r: RecordState, why: string): RecordState {
+  return {
+    ...r,
+    flags: withFlag(r.flags, ROLLBACK_REVIEW_FLAG),
+    reviewReasons: withReason(r.reviewReasons, why.slice(0, 500)),
+  };
+}
+
+function taint(r: RecordState, t: TaintMark, eventId: string, at: string): RecordState {
+  return {
+    ...r,
+    flags: withFlag(r.flags, TAINTED_FLAG),
+    reviewReasons: withReason(r.reviewReasons, t.reason.slice(0, 500)),
+    taint: { path: t.path, reason: t.reason, eventId, at },
+  };
+}
+
+/**
+ * A record proposed as derived from a reverted or tainted record is born tainted: the path continues
+ * from its source's. Read from the projected sources only (the projector loads them), so replay agrees.
+ */
+export function taintedAtBirth(
+  view: ProjectionView,
+  e: EventOf<'RecordProposed'>,
+  record: RecordState,
+): RecordState {
+  const mark = inheritedTaint(view, e);
+  return mark
+    ? taint(record, { recordId: record.id, path: mark.path, reason: mark.reason }, e.eventId, e.recordedAt)
+    : record;
+}
+
+function inheritedTaint(
+  view: ProjectionView,
+  e: EventOf<'RecordProposed'>,
+): { path: string[]; reason: string } | null {
+  for (const id of [...e.payload.derivedFrom].sort()) {
+    const src = view.record(e.tenant, id);
+    if (!src) continue;
+    const path = src.taint
+      ? [...src.taint.path, e.payload.recordId]
+      : currentRevision(src).status === 'REVERTED'
+        ? [src.id, e.payload.recordId]
+        : null;
+    if (path) return { path, reason: `derived from ${src.taint ? 'tainted' : 'reverted'} record ${src.id}` };
+  }
+  return null;
+}

@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordState, RevisionState } from '../../src/domain/fold.ts';
+import { MemoryState } from '../../src/domain/memory-state.ts';
+import type { Principal } from '../../src/domain/principal.ts';
+import { decideRollback } from '../../src/domain/rollback-command.ts';
+import { planCompensations, planTaints } from '../../src/domain/rollback-plan.ts';
+
+/* The rollback planner and the fold of its event, pure: no graph, no ledger. */
+
+const statement = (text: string) => ({ subject: 's', predicate: 'is', object: text, text });
+
+function rev(version: number, o: Partial<RevisionState> & { eventId: string }): RevisionState {
+  return {
+    version,
+    statement: statement(`text v${version}`),
+    status: 'ACTIVE',
+    validFrom: '2026-01-01T00:00:00.000Z',
+    validTo: null,
+    recordedAt: `2026-01-0${version}T00:00:00.000Z`,
+    retiredAt: null,
+    changesetId: null,
+    reason: null,
+    by: 'iss|alice',
+    cause: version === 1 ? 'RecordProposed' : 'RecordRevised',
+    ...o,
+  };
+}
+
+function rec(id: string, revisions: RevisionState[], o: Partial<RecordState> = {}): RecordState {
+  const closed = revisions.map((v, i) =>
+    i < revisions.length - 1 ? { ...v, retiredAt: revisions[i + 1]!.recordedAt } : v,
+  );
+  return {
+    tenant: 'acme',
+    id,
+    namespace: 'acme/x',
+    class: 'FACT',
+    sensitivity: 'INTERNAL',
+    confidence: 0.5,
+    timeSource: 'STATED',
+    rationale: null,
+    about: [],
+    sources: [],
+    ext: {},
+    createdAt: revisions[0]!.recordedAt,
+    proposedBy: 'iss|alice',
+    proposedVia: [],
+    approvals: [],
+    approvedAt: null,
+    revisions: closed,
+    relations: [],
+    reviewReasons: [],
+    flags: [],
+    embedding: null,
+    episodeId: null,
+    reinforcements: 0,
+    feedback: { used: 0, ignored: 0, wrong: 0 },
+    votes: {},
+    ...o,
+  };
+}
+
+describe('planCompensations', () => {
+  it('a record created by a reverted event → REVERT (status REVERTED, its text kept for the record)', () => {
+    const [c] = planCompensations([rec('a', [rev(1, { eventId: 'e1' })])], new Set(['e1']), 'poison');
+    expect(c).toMatchObject({ recordId: 'a', expectedVersion: 1, action: 'REVERT' });
+    expect(c!.target).toMatchObject({ status: 'REVERTED', statement: statement('text v1') });
+  });
+
+  it('a revision by a reverted event → RESTORE the revision before it', () => {
+    const r = rec('a', [
+      rev(1, { eventId: 'e0' }),
+      rev(2, { eventId: 'e1', validTo: '2026-06-01T00:00:00.000Z' }),
+    ]);
+    const [c] = planCompensations([r], new Set(['e1']), 'why');
+    expect(c).toMatchObject({ action: 'RESTORE', expectedVersion: 2 });
+    expect(c!.target).toMatchObject({ statement: statement('text v1'), status: 'ACTIVE', validTo: null });
+  });
+
+  it('a later revise by someone else → REVIEW with the reason, never overwritten', () => {
+    const r = rec('a', [
+      rev(1, { eventId: 'e1' }),
+      rev(2, { eventId: 'e2', by: 'iss|bob', cause: 'RecordRevised' }),
+    ]);
+    const [c] = planCompensations([r], new Set(['e1']), 'why');
+    expect(c).toMatchObject({ action: 'REVIEW', target: null });
+    expect(c!.reason).toContain('iss|bob');
+  });
+
+  it("the reverting principal's own later revise, or a system mark by another event, is reverted with it", () => {
+    const own = rec('a', [rev(1, { eventId: 'e1' }), rev(2, { eventId: 'e2', by: 'iss|alice' })]);
+    const mark = rec('b', [
+      rev(1, { eventId: 'e1' }),
+      rev(2, { eventId: 'e3', by: 'iss|bob', cause: 'RecordProposed', status: 'CONTESTED' }),
+    ]);
+    const cs = planCompensations([own, mark], new Set(['e1']), 'why');
+    expect(cs.map((c) => c.action)).toEqual(['REVERT', 'REVERT']);
+  });
+
+  it('a reverted approval → back to CANDIDATE, the approval withdrawn and approvedAt cleared', () => {
+    const approval = { by: 'iss|rev', via: [], at: '2026-01-02T00:00:00.000Z', eventId: 'ap' };
+    const r = rec(
+      'a',
+      [
+        rev(1, { eventId: 'p', status: 'CANDIDATE' }),
+        rev(2, { eventId: 'ap', by: 'iss|rev', cause: 'ProposalApproved' }),
+      ],
+      { approvals: [approval], approvedAt: approval.at },
+    );
+    const [c] = planCompensations([r], new Set(['ap']), 'why');
+    expect(c!.target).toMatchObject({ status: 'CANDIDATE', approvals: [], approvedAt: null });
+  });
+
+  it('untouched or erased records get no compensation', () => {
+    const untouched = rec('a', [rev(1, { eventId: 'e0' })]);
+    const erased = rec('b', [rev(1, { eventId: 'e1' }), rev(2, { eventId: 'x', status: 'ERASED' })]);
+    expect(planCompensations([untouched, erased], new Set(['e1']), 'why')).toEqual([]);
+  });
+});
+
+describe('planTaints', () => {
+  it('walks derivations transitively with the shortest path, skipping compensated records', () => {
+    const edges = [
+      { from: 'd1', to: 'f1' },
+      { from: 'd2', to: 'd1' },
+      { from: 'd2', to: 'f2' },
+      { from: 'd3', to: 'd2' },
+      { from: 'f2', to: 'f1' },
+      { from: 'r', to: 'episode:ep' },
+    ];
+    const t = planTaints(['f1', 'f2', 'episode:ep'], edges, new Set(['f1', 'f2']), 'why');
+    expect(t.map((x) => [x.recordId, x.path])).toEqual([
+      ['d1', ['f1', 'd1']],
+      ['d2', ['f2', 'd2']],
+      ['d3', ['f2', 'd2', 'd3']],
+      ['r', ['episode:ep', 'r']],
+    ]);
+    expect(
+      planTaints(['f1', 'f2', 'episode:ep'], [...edges].reverse(), new Set(['f1', 'f2']), 'why'),
+    ).toEqual(t);
+  });
+});
+
+describe('the fold of RolledBack', () => {
+  const principal: Principal = {
+    iss: 'iss',
+    sub: 'rev',
+    tenant: 'acme',
+    scopes: new Set(['read', 'review']),
+    actors: [],
+    tokenId: undefined,
+    expiresAt: undefined,
+  };
+  const ctx = {
+    principal,
+    now: new Date('2026-02-01T00:00:00.000Z'),
+    newId: () => '00000000-0000-4000-8000-000000000001',
+  };
+  const a = rec('a', [rev(1, { eventId: 'e1' })]);
+  const d = rec('d', [rev(1, { eventId: 'e9' })], { derivedFrom: ['a'] });
+  const plan = {
+    rollbackId: 'rb',
+    target: { kind: 'EVENT' as const, eventId: 'e1' },
+    namespace: 'acme/x',
+    compensations: planCompensations([a], new Set(['e1']), 'why'),
+    taints: planTaints(['a'], [{ from: 'd', to: 'a' }], new Set(['a']), 'why'),
+  };
+  const event = decideRollback(ctx, { reason: 'why', idempotencyKey: 'k', eventId: 'e1' }, plan);
+
+  it('applies the plan as data: a new REVERTED revision (history kept), a taint flag on the derived one', () => {
+    const s = new MemoryState({ records: [a, d] });
+    s.apply(event);
+    const ra = s.record('acme', 'a')!;
+    expect(ra.revisions.map((v) => [v.version, v.status])).toEqual([
+      [1, 'ACTIVE'],
+      [2, 'REVERTED'],
+    ]);
+    expect(ra.revisions[0]!.retiredAt).toBe(ctx.now.toISOString());
+    expect(ra.revisions[1]).toMatchObject({ by: 'iss|rev', cause: 'RolledBack' });
+    const rd = s.record('acme', 'd')!;
+    expect(rd.revisions).toHaveLength(1);
+    expect(rd.flags).toContain('tainted');
+    expect(rd.taint!.path).toEqual(['a', 'd']);
+  });
+
+  it('a record that moved on since the plan is sent to review instead', () => {
+    const moved = rec('a', [rev(1, { eventId: 'e1' }), rev(2, { eventId: 'e2' })]);
+    const s = new MemoryState({ records: [moved, d] });
+    s.apply(event);
+    const ra = s.record('acme', 'a')!;
+    expect(ra.revisions).toHaveLength(2);
+    expect(ra.flags).toContain('rollback:review');
+    expect(ra.reviewReasons.join(' ')).toContain('changed since the rollback was planned');
+  });
+});
