@@ -2,8 +2,11 @@ import type { EventOf } from './events.ts';
 import { currentRevision, type Effect, type ProjectionView, type RelationState } from './fold.ts';
 import { receiptOf } from './receipts.ts';
 
-/** Statuses a relation may neither start from nor end at: the record is withdrawn or its content gone. */
-const DEAD = ['RETRACTED', 'REJECTED', 'ERASED'];
+/**
+ * Statuses a relation may not start from: the record is withdrawn (by a person, or undone by a rollback)
+ * or its content gone.
+ */
+const DEAD = ['RETRACTED', 'REJECTED', 'REVERTED', 'ERASED'];
 
 /**
  * An explicit typed relation (`relate`, relations.ts). It is an edge, not a revision: the record's

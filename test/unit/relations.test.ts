@@ -178,6 +178,21 @@ describe('fold: RecordRelated', () => {
     expect(missing.record).toBeUndefined();
   });
 
+  it('a record a rollback undid (REVERTED) cannot start a relation', () => {
+    const view = new View();
+    const a = seed(view, 'A');
+    const b = seed(view, 'B');
+    const rec = view.records.get(a)!;
+    const last = rec.revisions[rec.revisions.length - 1]!;
+    view.records.set(a, {
+      ...rec,
+      revisions: [...rec.revisions.slice(0, -1), { ...last, status: 'REVERTED' }],
+    });
+    const eff = view.apply(relate({ from: a, to: b, type: 'SUPPORTS' }));
+    expect(eff).toMatchObject({ receipt: { outcome: 'REJECTED', reason: 'record is REVERTED' } });
+    expect(view.records.get(a)!.relations).toEqual([]);
+  });
+
   it('a later relate never takes the place of the relation the record was proposed with', () => {
     const view = new View();
     const a = seed(view, 'A');
