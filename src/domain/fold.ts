@@ -18,7 +18,7 @@ import { related } from './relate-fold.ts';
 import type { RelateType, TargetKind } from './relations.ts';
 import { findingRaised, findingResolved, type FindingState } from './finding-fold.ts';
 import type { GrantRole } from './stewardship-model.ts';
-import { rolledBack, taintedAtBirth } from './rollback-fold.ts';
+import { flaggedForReview, keptAfterReview, rolledBack, taintedAtBirth } from './rollback-fold.ts';
 import { appendRevision, currentRevision } from './revisions.ts';
 
 /**
@@ -602,6 +602,26 @@ function candidateGuard(
  * records when it was approved.
  */
 function approved(view: ProjectionView, e: EventOf<'ProposalApproved'>): Effect {
+  const flagged = guard(view, e);
+  if (
+    !('rejected' in flagged) &&
+    flagged.current.status !== 'CANDIDATE' &&
+    flaggedForReview(flagged.record)
+  ) {
+    const [by, ...via] = partiesOf(e.principal, e.actors);
+    const required = approversRequired(e.payload.required, flagged.record);
+    const d = decideApproval(
+      [flagged.record.proposedBy, ...flagged.record.proposedVia],
+      [],
+      { by: by!, via },
+      required,
+    );
+    if (d.kind === 'SELF')
+      return {
+        receipt: receiptOf(e, 'REJECTED', e.payload.recordId, flagged.current.version, describeApproval(d)),
+      };
+    return keptAfterReview(flagged.record, e);
+  }
   const g = candidateGuard(view, e);
   if ('rejected' in g) return g.rejected;
   const [by, ...via] = partiesOf(e.principal, e.actors);

@@ -1,4 +1,5 @@
 import type { Compensation, EventOf, TaintMark } from './events.ts';
+import { partiesOf } from './review.ts';
 import type { Effect, ProjectionView, RecordState } from './fold.ts';
 import { receiptOf } from './receipts.ts';
 import { appendRevision, currentRevision } from './revisions.ts';
@@ -116,4 +117,36 @@ function inheritedTaint(
     if (path) return { path, reason: `derived from ${src.taint ? 'tainted' : 'reverted'} record ${src.id}` };
   }
   return null;
+}
+
+/** Whether a rollback left the record waiting for a reviewer: tainted, or changed since and not reverted. */
+export const flaggedForReview = (r: { readonly flags: readonly string[] }): boolean =>
+  r.flags.includes(TAINTED_FLAG) || r.flags.includes(ROLLBACK_REVIEW_FLAG);
+
+/**
+ * A reviewer's approval of a record a rollback flagged: it stands. The flags, the taint and the review
+ * reasons go (it no longer waits for review); one revision records who decided and, when it was tainted,
+ * the path it had, so the history keeps why it was queued. Text, status and validity are unchanged.
+ */
+export function keptAfterReview(r: RecordState, e: EventOf<'ProposalApproved'>): Effect {
+  const cur = currentRevision(r);
+  const [by] = partiesOf(e.principal, e.actors);
+  const was = r.taint ? `tainted via ${r.taint.path.join(' → ')}` : 'sent to review by a rollback';
+  const record = appendRevision(
+    {
+      ...r,
+      flags: r.flags.filter((f) => f !== TAINTED_FLAG && f !== ROLLBACK_REVIEW_FLAG),
+      reviewReasons: [],
+      taint: null,
+    },
+    e.recordedAt,
+    {
+      ...cur,
+      version: cur.version + 1,
+      eventId: e.eventId,
+      changesetId: e.changesetId,
+      reason: `kept after review by ${by!.slice(by!.indexOf('|') + 1)} (${was})`.slice(0, 2000),
+    },
+  );
+  return { record, receipt: receiptOf(e, 'ADMITTED', r.id, cur.version + 1, 'kept after review') };
 }

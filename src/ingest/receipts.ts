@@ -1,4 +1,5 @@
 import { conflict } from '../domain/errors.ts';
+import { flaggedForReview } from '../domain/rollback-fold.ts';
 import type { Receipt } from '../domain/fold.ts';
 import type { Outcome } from '../domain/model.ts';
 import type { RecordView } from '../ports/graph.ts';
@@ -33,7 +34,7 @@ export function checkVersion(current: RecordView, expectedVersion: number): void
 
 /** A review decision needs a proposal that still waits for review, at the version the reviewer read. */
 export function checkReviewable(current: RecordView, expectedVersion: number): void {
-  if (current.status !== 'CANDIDATE') {
+  if (current.status !== 'CANDIDATE' && !flaggedForReview(current)) {
     throw conflict(`proposal ${current.id} is ${current.status}, not waiting for review`, {
       currentVersion: current.version,
     });

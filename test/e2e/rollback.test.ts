@@ -252,6 +252,40 @@ describe('rollback of a poisoned session (changeset episode:<id>)', () => {
     expect(r.taint!.path).toEqual([facts[3], id]);
     expect(r.flags).toContain('tainted');
   });
+
+  it('a reviewer keeps a tainted record: flags and taint go, it leaves the queue, a revision says who kept it', async () => {
+    const id = derived[1]!;
+    const cur = await record(id);
+    expect(cur.flags).toContain('tainted');
+    const ok = await app.gql<{ approve: { outcome: string; version: number } }>(reviewer, APPROVE, {
+      input: { proposalId: id, expectedVersion: cur.version },
+    });
+    expect(ok.errors, JSON.stringify(ok.errors)).toBeUndefined();
+    expect(ok.data!.approve).toMatchObject({ outcome: 'ADMITTED', version: cur.version + 1 });
+    const kept = await record(id);
+    expect(kept).toMatchObject({ status: cur.status, reviewReasons: [], taint: null });
+    expect(kept.flags).not.toContain('tainted');
+    expect(kept.statement).toEqual(cur.statement);
+    const h = await app.gql<{ history: Array<{ version: number; reason: string | null }> }>(
+      reviewer,
+      `query H($id: ID!) { history(id: $id) { version reason } }`,
+      { id },
+    );
+    const last = h.data!.history.find((v) => v.version === cur.version + 1);
+    expect(last?.reason).toMatch(/^kept after review by rev-1 \(tainted via /);
+    const q = await app.gql<{ reviewQueue: { nodes: Array<{ id: string }> } }>(reviewer, QUEUE, { ns: NS });
+    const queued = q.data!.reviewQueue.nodes.map((n) => n.id);
+    expect(queued).not.toContain(id);
+    expect(queued).toContain(derived[0]);
+    // A record nothing flagged does not wait for review: approving it is still a conflict.
+    const control = [...before.values()].find(
+      (r) => r.status === 'ACTIVE' && !episodeRecords.includes(r.id) && !derived.includes(r.id),
+    )!;
+    const again = await app.gql(reviewer, APPROVE, {
+      input: { proposalId: control.id, expectedVersion: control.version },
+    });
+    expect(code(again)).toBe('CONFLICT');
+  });
 });
 
 describe('rollback of a changeset someone else has changed since', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { RecordState, RevisionState } from '../../src/domain/fold.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';
 import type { Principal } from '../../src/domain/principal.ts';
+import { decideApprove } from '../../src/domain/commands.ts';
 import { decideRollback } from '../../src/domain/rollback-command.ts';
 import { planCompensations, planTaints } from '../../src/domain/rollback-plan.ts';
 
@@ -191,5 +192,43 @@ describe('the fold of RolledBack', () => {
     expect(ra.revisions).toHaveLength(2);
     expect(ra.flags).toContain('rollback:review');
     expect(ra.reviewReasons.join(' ')).toContain('changed since the rollback was planned');
+  });
+
+  it("a reviewer's approval keeps a flagged record: flags, taint and reasons go, one revision says who", () => {
+    const s = new MemoryState({ records: [a, d] });
+    s.apply(event);
+    const keep = decideApprove(
+      { ...ctx, now: new Date('2026-02-02T00:00:00.000Z') },
+      { proposalId: 'd', expectedVersion: 1, idempotencyKey: 'keep' },
+      'acme/x',
+    );
+    s.apply(keep);
+    const rd = s.record('acme', 'd')!;
+    expect(rd).toMatchObject({ flags: [], reviewReasons: [], taint: null });
+    expect(rd.revisions.map((v) => [v.version, v.status])).toEqual([
+      [1, 'ACTIVE'],
+      [2, 'ACTIVE'],
+    ]);
+    expect(rd.revisions[1]!.reason).toBe('kept after review by rev (tainted via a → d)');
+    expect(s.receipt('acme', keep.idempotencyKey)).toMatchObject({ outcome: 'ADMITTED', version: 2 });
+  });
+
+  it('a flagged NORMATIVE record is not kept by its own proposer (separation of duties)', () => {
+    const norm = rec('n', [rev(1, { eventId: 'e8' })], {
+      class: 'NORMATIVE',
+      proposedBy: 'iss|rev',
+      flags: ['rollback:review'],
+      reviewReasons: ['changed since'],
+    });
+    const s = new MemoryState({ records: [norm] });
+    const keep = decideApprove(
+      ctx,
+      { proposalId: 'n', expectedVersion: 1, idempotencyKey: 'self' },
+      'acme/x',
+      1,
+    );
+    s.apply(keep);
+    expect(s.receipt('acme', keep.idempotencyKey)).toMatchObject({ outcome: 'REJECTED' });
+    expect(s.record('acme', 'n')!.flags).toEqual(['rollback:review']);
   });
 });

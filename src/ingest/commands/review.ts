@@ -18,6 +18,7 @@ import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
 import { contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
 import { checkReviewable, type WriteReceipt } from '../receipts.ts';
+import { flaggedForReview } from '../../domain/rollback-fold.ts';
 
 /** The review decisions on a proposal waiting for review: approve and reject. */
 
@@ -44,9 +45,11 @@ export async function approve(
   if (prior) return prior;
   checkReviewable(current, cmd.expectedVersion);
   const [by, ...via] = partiesOf(principal, principal.actors);
+  // A record a rollback flagged is kept by one reviewer's decision (earlier approvals were of its proposal).
+  const flagged = current.status !== 'CANDIDATE' && flaggedForReview(current);
   const decision = decideApproval(
     [current.proposedBy, ...current.proposedVia],
-    current.approvals,
+    flagged ? [] : current.approvals,
     { by: by!, via },
     required,
   );
