@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { badInput } from './errors.ts';
 import { canonicalJson, MUNINN_NS, sha256Hex, uuidV5 } from './canonical.ts';
-import type { EmbeddingCache, Envelope, LedgerEvent, RelationDecision } from './events.ts';
+import type { EmbeddingCache, Envelope, LedgerEvent, RelationDecision, TaintMark } from './events.ts';
 import {
   Instant,
   NamespacePath,
@@ -313,12 +313,22 @@ export function decideRevise(ctx: DecideContext, cmd: ReviseCommand, namespace: 
   };
 }
 
-export function decideRetract(ctx: DecideContext, cmd: RetractCommand, namespace: string): LedgerEvent {
+export function decideRetract(
+  ctx: DecideContext,
+  cmd: RetractCommand,
+  namespace: string,
+  taints: readonly TaintMark[] = [],
+): LedgerEvent {
   return {
     ...envelope(ctx, cmd, namespace, commandHash('retract', cmd)),
     type: 'RecordRetracted',
     schemaVersion: 1,
-    payload: { recordId: cmd.id, expectedVersion: cmd.expectedVersion, reason: cmd.reason },
+    payload: {
+      recordId: cmd.id,
+      expectedVersion: cmd.expectedVersion,
+      reason: cmd.reason,
+      taints: [...taints],
+    },
   };
 }
 

@@ -120,10 +120,20 @@ const RecordRevisedV2 = z.object({
   reason: z.string().min(1).max(2000).nullable().default(null),
 });
 
+export const TaintMark = z.object({
+  recordId: Id,
+  /** From the reverted (or retracted) source to this record (`episode:<id>` first when the link is provenance). */
+  path: z.array(Id).min(2).max(64),
+  reason: z.string().min(1).max(2000),
+});
+export type TaintMark = z.infer<typeof TaintMark>;
+
 const RecordRetractedV1 = z.object({
   recordId: Id,
   expectedVersion: z.number().int().min(1),
   reason: z.string().min(1).max(2000),
+  /** Records derived from this one, tainted with it (planned at request time, so replay agrees). */
+  taints: z.array(TaintMark).max(1000).default([]),
 });
 
 /**
@@ -340,14 +350,6 @@ export const Compensation = z.object({
   reason: z.string().min(1).max(2000),
 });
 export type Compensation = z.infer<typeof Compensation>;
-
-export const TaintMark = z.object({
-  recordId: Id,
-  /** From the reverted source to this record (`episode:<id>` first when the link is provenance). */
-  path: z.array(Id).min(2).max(64),
-  reason: z.string().min(1).max(2000),
-});
-export type TaintMark = z.infer<typeof TaintMark>;
 
 const RolledBackV1 = z.object({
   rollbackId: Id,

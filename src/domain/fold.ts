@@ -18,7 +18,7 @@ import { related } from './relate-fold.ts';
 import type { RelateType, TargetKind } from './relations.ts';
 import { findingRaised, findingResolved, type FindingState } from './finding-fold.ts';
 import type { GrantRole } from './stewardship-model.ts';
-import { flaggedForReview, keptAfterReview, rolledBack, taintedAtBirth } from './rollback-fold.ts';
+import { flaggedForReview, keptAfterReview, rolledBack, taintAll, taintedAtBirth } from './rollback-fold.ts';
 import { appendRevision, currentRevision } from './revisions.ts';
 
 /**
@@ -506,7 +506,13 @@ function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect 
     eventId: e.eventId,
     reason: e.payload.reason,
   });
-  return { record, receipt: receiptOf(e, 'RETRACTED', e.payload.recordId, version, e.payload.reason) };
+  // Records derived from it are tainted with it (the write side walked the derivations; see retract.ts).
+  const others = taintAll((id) => view.record(e.tenant, id), e.payload.taints, e.eventId, e.recordedAt);
+  return {
+    record,
+    ...(others.length > 0 ? { others } : {}),
+    receipt: receiptOf(e, 'RETRACTED', e.payload.recordId, version, e.payload.reason),
+  };
 }
 
 /** Retention archives live knowledge only: a candidate waits for review, a retracted record stays so. */

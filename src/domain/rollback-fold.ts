@@ -78,6 +78,19 @@ function flagForReview(r: RecordState, why: string): RecordState {
   };
 }
 
+/** Taints carried by an event (a rollback's or a retraction's) on the records they name that exist. */
+export function taintAll(
+  get: (id: string) => RecordState | undefined,
+  taints: readonly TaintMark[],
+  eventId: string,
+  at: string,
+): RecordState[] {
+  return taints.flatMap((t) => {
+    const r = get(t.recordId);
+    return r ? [taint(r, t, eventId, at)] : [];
+  });
+}
+
 function taint(r: RecordState, t: TaintMark, eventId: string, at: string): RecordState {
   return {
     ...r,

@@ -104,7 +104,7 @@ export interface DerivationEdge {
 /**
  * Breadth-first from the seeds (compensated records, reverted episodes) against the edges: every record
  * reached is tainted with its shortest path (ties broken by id, so the plan is the same on every run).
- * `exclude`: records the rollback itself compensates.
+ * `exclude`: records the rollback itself compensates (or the retracted record itself).
  */
 export function planTaints(
   seeds: readonly string[],
@@ -112,6 +112,8 @@ export function planTaints(
   exclude: ReadonlySet<string>,
   reason: string,
   maxDepth = 63,
+  /** What happened to the source, as the reason says it. */
+  how = `reverted by rollback (${reason})`,
 ): TaintMark[] {
   const incoming = new Map<string, string[]>();
   for (const e of edges) incoming.set(e.to, [...(incoming.get(e.to) ?? []), e.from]);
@@ -134,10 +136,6 @@ export function planTaints(
     .map(([recordId, path]) => ({
       recordId,
       path,
-      reason:
-        `tainted: derived from ${path[0]!}, reverted by rollback (${reason}); path ${path.join(' → ')}`.slice(
-          0,
-          2000,
-        ),
+      reason: `tainted: derived from ${path[0]!}, ${how}; path ${path.join(' → ')}`.slice(0, 2000),
     }));
 }

@@ -153,6 +153,7 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
     if (e.type === 'RecordProposed') for (const id of e.payload.derivedFrom) rec(e.tenant, id);
     if (e.type === 'RolledBack')
       for (const x of [...e.payload.compensations, ...e.payload.taints]) rec(e.tenant, x.recordId);
+    if (e.type === 'RecordRetracted') for (const x of e.payload.taints) rec(e.tenant, x.recordId);
     if (e.type === 'EntityCreated') {
       entities.set(k(e.tenant, e.payload.entityId), { tenant: e.tenant, id: e.payload.entityId });
       if (e.payload.sameAs)

@@ -391,6 +391,34 @@ describe('rollback of a namespace to a time T', () => {
   });
 });
 
+describe('a retraction taints what was derived from it', () => {
+  it('retracting a record flags the records derived from it, transitively, queued with the path', async () => {
+    const NSR = 'acme/retract';
+    const src = await propose(writer, { namespace: NSR });
+    const child = await propose(writer, { namespace: NSR, derivedFrom: [src] });
+    const grandchild = await propose(writer2, { namespace: NSR, derivedFrom: [child] });
+    const other = await propose(writer, { namespace: NSR });
+    const r = await app.gql(writer, RETRACT, {
+      input: { id: src, expectedVersion: 1, reason: 'it was wrong', idempotencyKey: randomUUID() },
+    });
+    expect(r.errors, JSON.stringify(r.errors)).toBeUndefined();
+    expect((await record(child)).taint!.path).toEqual([src, child]);
+    expect((await record(grandchild)).taint!.path).toEqual([src, child, grandchild]);
+    expect((await record(other)).taint).toBeNull();
+    const q = await app.gql<{ reviewQueue: { nodes: Array<{ id: string; reasons: string[] }> } }>(
+      reviewer,
+      QUEUE,
+      { ns: NSR },
+    );
+    const queued = new Map(q.data!.reviewQueue.nodes.map((n) => [n.id, n.reasons.join(' ')]));
+    expect(queued.get(child)).toContain(`derived from ${src}, retracted`);
+    expect(queued.has(grandchild)).toBe(true);
+    expect(queued.has(other)).toBe(false);
+    // Stored in clear, a taint's reason names ids only, never the retraction's (possibly sealed) reason.
+    expect(queued.get(child)).not.toContain('it was wrong');
+  });
+});
+
 describe('rollback and replay', () => {
   it('a rebuild from the ledger reproduces the state exactly (same state hash)', async () => {
     await app.m.projector!.stop();

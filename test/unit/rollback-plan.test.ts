@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordState, RevisionState } from '../../src/domain/fold.ts';
+import { currentRevision as currentRevisionOf } from '../../src/domain/revisions.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';
 import type { Principal } from '../../src/domain/principal.ts';
-import { decideApprove } from '../../src/domain/commands.ts';
+import { decideApprove, decideRetract } from '../../src/domain/commands.ts';
 import { decideRollback } from '../../src/domain/rollback-command.ts';
 import { planCompensations, planTaints } from '../../src/domain/rollback-plan.ts';
 
@@ -230,5 +231,24 @@ describe('the fold of RolledBack', () => {
     s.apply(keep);
     expect(s.receipt('acme', keep.idempotencyKey)).toMatchObject({ outcome: 'REJECTED' });
     expect(s.record('acme', 'n')!.flags).toEqual(['rollback:review']);
+  });
+
+  it('a retraction carries its taints: what was derived from the retracted record is flagged with the path', () => {
+    const s = new MemoryState({ records: [a, d] });
+    const taints = planTaints(['a'], [{ from: 'd', to: 'a' }], new Set(['a']), '', 16, 'retracted');
+    expect(taints.map((t) => t.reason)).toEqual(['tainted: derived from a, retracted; path a → d']);
+    s.apply(
+      decideRetract(
+        ctx,
+        { id: 'a', expectedVersion: 1, reason: 'wrong', purpose: 'test', idempotencyKey: 'r' },
+        'acme/x',
+        taints,
+      ),
+    );
+    expect(currentRevisionOf(s.record('acme', 'a')!).status).toBe('RETRACTED');
+    const rd = s.record('acme', 'd')!;
+    expect(rd.flags).toContain('tainted');
+    expect(rd.taint!.path).toEqual(['a', 'd']);
+    expect(rd.revisions).toHaveLength(1);
   });
 });

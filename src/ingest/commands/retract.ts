@@ -6,6 +6,7 @@ import {
   RetractCommand,
 } from '../../domain/commands.ts';
 import type { Principal } from '../../domain/principal.ts';
+import { planTaints } from '../../domain/rollback-plan.ts';
 import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
 import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
@@ -27,12 +28,23 @@ export async function retract(
   if (prior) return prior;
   checkVersion(current, cmd.expectedVersion);
   charge(d, principal, current.namespace, 1);
+  // What was derived from it is tainted with it. The reason names ids only: the retraction's own reason
+  // may be sealed (personal), a taint's is stored in clear.
+  const edges = await d.store.derivations(principal.tenant, [cmd.id], TAINT_DEPTH);
+  const taints = planTaints([cmd.id], edges, new Set([cmd.id]), '', TAINT_DEPTH, 'retracted').slice(
+    0,
+    MAX_TAINTS,
+  );
   return commit(
     d,
     principal,
     key,
     hash,
-    [decideRetract(contextOf(d, principal), cmd, current.namespace)],
+    [decideRetract(contextOf(d, principal), cmd, current.namespace, taints)],
     wait,
   );
 }
+
+/** How far a retraction's taint walks, and how many records one retraction taints at most (one event). */
+const TAINT_DEPTH = 16;
+const MAX_TAINTS = 1000;
