@@ -16,6 +16,7 @@ import type { ErasureLookups, RetentionLookups } from '../ports/erasure.ts';
 import type { KeyStore } from '../ports/key-store.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
+import { errName, SerialTicker } from './serial-ticker.ts';
 import type { ErasureService } from './erasure.ts';
 
 /**
@@ -74,8 +75,6 @@ const systemPrincipal = (tenant: string): Principal => ({
 });
 
 export class RetentionScheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private current: Promise<RetentionProgress> | undefined;
   private state: RetentionProgress = {
     runs: 0,
     running: false,
@@ -88,38 +87,31 @@ export class RetentionScheduler {
     heldRecords: [],
   };
 
-  constructor(private readonly d: RetentionDeps) {}
+  private readonly ticker: SerialTicker<RetentionProgress>;
+
+  constructor(private readonly d: RetentionDeps) {
+    this.ticker = new SerialTicker(() => this.run(), {
+      name: 'retention',
+      intervalMs: d.intervalMs,
+      logger: d.logger,
+    });
+  }
 
   /** Runs now, then every interval; a tick while a run is in flight waits for it. */
   start(): void {
-    const tick = () => {
-      this.runOnce().catch((e: unknown) =>
-        this.d.logger.error({ event: 'retention_failed', err: errName(e) }, 'retention run failed'),
-      );
-    };
-    tick();
-    this.timer = setInterval(tick, this.d.intervalMs);
-    this.timer.unref();
+    this.ticker.start();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.current?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.ticker.stop();
   }
 
   progress(): RetentionProgress {
     return this.state;
   }
-
-  /** One run over every rule, after any run in flight (runs never overlap). */
-  async runOnce(): Promise<RetentionProgress> {
-    while (this.current) await this.current.catch(() => undefined);
-    this.current = this.run();
-    try {
-      return await this.current;
-    } finally {
-      this.current = undefined;
-    }
+  /** One run, after any run in flight (runs never overlap). */
+  runOnce(): Promise<RetentionProgress> {
+    return this.ticker.runOnce();
   }
 
   private async run(): Promise<RetentionProgress> {
@@ -227,7 +219,3 @@ export class RetentionScheduler {
     this.state = { ...this.state, ...patch };
   }
 }
-
-/** Only the error's class and code reach the log: a message could quote what is being erased. */
-const errName = (e: unknown): string =>
-  e instanceof MuninnError ? e.code : e instanceof Error ? e.name : 'unknown';

@@ -1,6 +1,5 @@
 import { receiptKey } from '../domain/commands.ts';
 import { canonicalJson, sha256Hex } from '../domain/canonical.ts';
-import { MuninnError } from '../domain/errors.ts';
 import type { EventOf, LedgerEvent } from '../domain/events.ts';
 import type { FindingState } from '../domain/finding-fold.ts';
 import type { Principal } from '../domain/principal.ts';
@@ -19,6 +18,7 @@ import { FindingTypes, type FindingType } from '../domain/stewardship-model.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
+import { SerialTicker } from './serial-ticker.ts';
 import type { StewardLookups } from '../ports/steward.ts';
 
 /**
@@ -63,8 +63,6 @@ const ALL_CHECKS: ReadonlySet<FindingType> = new Set(FindingTypes);
 const stewardPrincipal: Pick<Principal, 'iss' | 'sub'> = { iss: 'muninn', sub: 'steward' };
 
 export class StewardScheduler {
-  private timer: NodeJS.Timeout | undefined;
-  private current: Promise<StewardProgress> | undefined;
   private state: StewardProgress = {
     runs: 0,
     lastRunAt: null,
@@ -74,38 +72,31 @@ export class StewardScheduler {
     openByType: {},
   };
 
-  constructor(private readonly d: StewardDeps) {}
+  private readonly ticker: SerialTicker<StewardProgress>;
+
+  constructor(private readonly d: StewardDeps) {
+    this.ticker = new SerialTicker(() => this.run(), {
+      name: 'steward',
+      intervalMs: d.intervalMs,
+      logger: d.logger,
+    });
+  }
 
   /** Runs now, then every interval; a tick while a run is in flight waits for it. */
   start(): void {
-    const tick = () => {
-      this.runOnce().catch((e: unknown) =>
-        this.d.logger.error({ event: 'steward_failed', err: errName(e) }, 'steward run failed'),
-      );
-    };
-    tick();
-    this.timer = setInterval(tick, this.d.intervalMs);
-    this.timer.unref();
+    this.ticker.start();
   }
 
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.current?.catch(() => undefined);
+  stop(): Promise<void> {
+    return this.ticker.stop();
   }
 
   progress(): StewardProgress {
     return this.state;
   }
-
-  /** One run over every tenant, after any run in flight (runs never overlap). */
-  async runOnce(): Promise<StewardProgress> {
-    while (this.current) await this.current.catch(() => undefined);
-    this.current = this.run();
-    try {
-      return await this.current;
-    } finally {
-      this.current = undefined;
-    }
+  /** One run, after any run in flight (runs never overlap). */
+  runOnce(): Promise<StewardProgress> {
+    return this.ticker.runOnce();
   }
 
   private async run(): Promise<StewardProgress> {
@@ -222,7 +213,3 @@ export class StewardScheduler {
     }
   }
 }
-
-/** Only the error's class and code reach the log. */
-const errName = (e: unknown): string =>
-  e instanceof MuninnError ? e.code : e instanceof Error ? e.name : 'unknown';
