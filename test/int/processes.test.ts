@@ -9,7 +9,7 @@ import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts
 import { connectAdapters } from '../../src/main.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
-import { gql, PROPOSE, proposal, REVISE, testConfig, type GqlResult } from '../support/harness.ts';
+import { caughtUp, gql, PROPOSE, proposal, REVISE, testConfig, type GqlResult } from '../support/harness.ts';
 
 /**
  * Issue #15's topology on the local stack: 2 API processes and 2 projector processes (`muninn serve
@@ -120,15 +120,6 @@ async function send<T>(url: string, token: string, query: string, input: object)
   }
 }
 
-async function lagZero(): Promise<boolean> {
-  const [offsets, cps] = await Promise.all([ledger.offsets(), store.checkpoints(env.MUNINN_LEDGER_TOPIC)]);
-  return offsets.every(
-    (o) =>
-      BigInt(o.highWatermark) === 0n ||
-      BigInt(cps.find((c) => c.partition === o.partition)?.offset ?? -1) === BigInt(o.highWatermark) - 1n,
-  );
-}
-
 const procs: Proc[] = [];
 beforeAll(async () => {
   await store.wipe();
@@ -212,7 +203,7 @@ describe('2 API and 2 projector processes on a 4-partition topic', () => {
 
     // The survivor alone drains all four partitions.
     const deadline = Date.now() + 120_000;
-    while (!(await lagZero())) {
+    while (!(await caughtUp(ledger, store, env.MUNINN_LEDGER_TOPIC))) {
       if (Date.now() > deadline) throw new Error('the surviving projector did not catch up within 120 s');
       await sleep(250);
     }

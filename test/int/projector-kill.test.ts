@@ -16,7 +16,7 @@ import type { Principal } from '../../src/domain/principal.ts';
 import { connectAdapters } from '../../src/main.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
-import { testConfig } from '../support/harness.ts';
+import { caughtUp, testConfig } from '../support/harness.ts';
 
 /**
  * Invariants 1 and 3 under fire: a separate `muninn projector` process is SIGKILLed at random points
@@ -165,15 +165,6 @@ function spawnProjector(): { child: ChildProcess; firstBatch: Promise<void>; exi
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function lagZero(): Promise<boolean> {
-  const [offsets, cps] = await Promise.all([ledger.offsets(), store.checkpoints(env.MUNINN_LEDGER_TOPIC)]);
-  return offsets.every(
-    (o) =>
-      BigInt(o.highWatermark) === 0n ||
-      BigInt(cps.find((c) => c.partition === o.partition)?.offset ?? -1) === BigInt(o.highWatermark) - 1n,
-  );
-}
-
 async function countLabels(): Promise<Record<string, number>> {
   const res = await store.db.read(
     'test.counts',
@@ -233,7 +224,7 @@ describe(`projector SIGKILLed ${ROUNDS} times during a ${EVENTS}-event stream (s
         await Promise.race([p.firstBatch, sleep(25_000)]);
         await sleep(Math.floor(rand() * 300)); // somewhere inside the work
       }
-      if (!(await lagZero())) killedMidStream++;
+      if (!(await caughtUp(ledger, store, env.MUNINN_LEDGER_TOPIC))) killedMidStream++;
       p.child.kill('SIGKILL');
       await p.exited;
     }
@@ -242,7 +233,7 @@ describe(`projector SIGKILLed ${ROUNDS} times during a ${EVENTS}-event stream (s
     // Restart and drain.
     const last = spawnProjector();
     const deadline = Date.now() + 120_000;
-    while (!(await lagZero())) {
+    while (!(await caughtUp(ledger, store, env.MUNINN_LEDGER_TOPIC))) {
       if (Date.now() > deadline) throw new Error('the restarted projector did not catch up within 120 s');
       await sleep(200);
     }

@@ -7,6 +7,8 @@ import { load, type Config } from '../../src/config/index.ts';
 import { startMuninn, type Muninn } from '../../src/main.ts';
 import { signDevToken, ensureDevKeys, type DevActClaim } from '../../src/adapters/auth/dev-keys.ts';
 import type { Clock } from '../../src/ports/clock.ts';
+import type { Checkpoints } from '../../src/ports/graph.ts';
+import type { Ledger } from '../../src/ports/ledger.ts';
 import { silentLogger, type Logger } from '../../src/ports/logger.ts';
 
 /** The stack's endpoints, as the global setup found or started them. */
@@ -126,4 +128,18 @@ export function proposal(o: Partial<Record<string, unknown>> = {}): Record<strin
     idempotencyKey: randomUUID(),
     ...o,
   };
+}
+
+/** Whether the projection has applied every event on the topic (each partition's checkpoint at its end). */
+export async function caughtUp(
+  ledger: Pick<Ledger, 'offsets'>,
+  store: Pick<Checkpoints, 'checkpoints'>,
+  topic: string,
+): Promise<boolean> {
+  const [offsets, cps] = await Promise.all([ledger.offsets(), store.checkpoints(topic)]);
+  return offsets.every(
+    (o) =>
+      BigInt(o.highWatermark) === 0n ||
+      BigInt(cps.find((c) => c.partition === o.partition)?.offset ?? -1) === BigInt(o.highWatermark) - 1n,
+  );
 }
