@@ -345,6 +345,15 @@ export const Compensation = z.object({
       validTo: Instant.nullable(),
       approvals: z.array(ApprovalRef).max(MAX_APPROVERS + 8),
       approvedAt: Instant.nullable(),
+      /** The class, label and namespace to restore when a reverted revise changed them (a move back). */
+      classification: z
+        .object({
+          class: z.enum(RecordClasses),
+          sensitivity: z.enum(Sensitivities),
+          namespace: NamespacePath,
+        })
+        .nullable()
+        .default(null),
     })
     .nullable(),
   reason: z.string().min(1).max(2000),

@@ -13,7 +13,7 @@ import { approversRequired, decideApproval, describeApproval, partiesOf, type Ap
 import { erased } from './erasure-fold.ts';
 import { receiptOf } from './receipts.ts';
 import { holdPlaced, holdReleased, type HoldState } from './hold-fold.ts';
-import { reclassify } from './reclassify.ts';
+import { reclassify, type Classification } from './reclassify.ts';
 import { related } from './relate-fold.ts';
 import type { RelateType, TargetKind } from './relations.ts';
 import { findingRaised, findingResolved, type FindingState } from './finding-fold.ts';
@@ -41,6 +41,11 @@ export interface RevisionState {
   /** Who (`iss|sub`) made this revision and with which event type (stamped by MemoryState; absent on old ones). */
   readonly by?: string | null;
   readonly cause?: string | null;
+  /**
+   * The record's class, label and namespace while this revision was current (stamped by MemoryState;
+   * absent on revisions projected before it was): what a rollback of a reclassification restores.
+   */
+  readonly classification?: Classification | null;
 }
 
 /** Why a record is flagged `tainted`: the path of derivation from the reverted record to it. */

@@ -1,6 +1,7 @@
 import type { LedgerEvent } from './events.ts';
 import { scrubbedReceipt } from './erasure-fold.ts';
 import type { HoldState } from './hold-fold.ts';
+import type { Classification } from './reclassify.ts';
 import type { FindingState } from './finding-fold.ts';
 import {
   evolve,
@@ -155,8 +156,16 @@ export class MemoryState implements ProjectionView {
 function stampRevisions(r: RecordState, e: LedgerEvent): RecordState {
   // Always overwritten: a revision built by spreading the previous one carries that one's stamp.
   const by = `${e.principal.iss}|${e.principal.sub}`;
+  const classification = { class: r.class, sensitivity: r.sensitivity, namespace: r.namespace };
   const mine = (v: RecordState['revisions'][number]) =>
-    v.eventId === e.eventId && (v.by !== by || v.cause !== e.type);
+    v.eventId === e.eventId &&
+    (v.by !== by || v.cause !== e.type || !sameClassification(v.classification, classification));
   if (!r.revisions.some(mine)) return r;
-  return { ...r, revisions: r.revisions.map((v) => (mine(v) ? { ...v, by, cause: e.type } : v)) };
+  return {
+    ...r,
+    revisions: r.revisions.map((v) => (mine(v) ? { ...v, by, cause: e.type, classification } : v)),
+  };
 }
+
+const sameClassification = (a: Classification | null | undefined, b: Classification): boolean =>
+  !!a && a.class === b.class && a.sensitivity === b.sensitivity && a.namespace === b.namespace;

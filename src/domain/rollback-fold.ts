@@ -52,16 +52,22 @@ function compensate(
     return { record: flagForReview(r, why), action: 'REVIEW' };
   }
   const t = c.target;
-  const record = appendRevision({ ...r, approvals: t.approvals, approvedAt: t.approvedAt }, e.recordedAt, {
-    version: cur.version + 1,
-    statement: t.statement,
-    status: t.status,
-    validFrom: t.validFrom,
-    validTo: t.validTo,
-    eventId: e.eventId,
-    changesetId: e.changesetId,
-    reason: c.reason,
-  });
+  // A reverted reclassification or move is undone with it: the record takes `from`'s class, label, namespace.
+  const classified = t.classification ? { ...r, ...t.classification } : r;
+  const record = appendRevision(
+    { ...classified, approvals: t.approvals, approvedAt: t.approvedAt },
+    e.recordedAt,
+    {
+      version: cur.version + 1,
+      statement: t.statement,
+      status: t.status,
+      validFrom: t.validFrom,
+      validTo: t.validTo,
+      eventId: e.eventId,
+      changesetId: e.changesetId,
+      reason: c.reason,
+    },
+  );
   return { record, action: c.action };
 }
 

@@ -1,5 +1,6 @@
 import type { Compensation, TaintMark } from './events.ts';
 import type { RecordState, RevisionState } from './fold.ts';
+import type { Classification } from './reclassify.ts';
 import { currentRevision } from './revisions.ts';
 
 /**
@@ -70,9 +71,21 @@ function planRecord(r: RecordState, reverted: ReadonlySet<string>, reason: strin
       validTo: from.validTo,
       approvals,
       approvedAt,
+      classification: revert ? null : restoredClassification(r, from),
     },
     reason: revert ? `reverted by rollback: ${reason}` : `restored v${from.version} by rollback: ${reason}`,
   };
+}
+
+/**
+ * The class, label and namespace `from` had, when they differ from the record's now (the reverted events
+ * reclassified or moved it); null when they are the same or `from` was projected before they were stamped.
+ */
+function restoredClassification(r: RecordState, from: RevisionState): Classification | null {
+  const c = from.classification;
+  if (!c) return null;
+  const same = c.class === r.class && c.sensitivity === r.sensitivity && c.namespace === r.namespace;
+  return same ? null : { class: c.class, sensitivity: c.sensitivity, namespace: c.namespace };
 }
 
 /** A change after the reverted one, by another person, that a revert would silently undo; null if none. */

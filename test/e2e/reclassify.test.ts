@@ -19,6 +19,12 @@ let writer: string;
 /** Read acme/a only (INTERNAL), and acme/b only. */
 let readerA: string;
 let readerB: string;
+/** Review acme/b only; review acme/a and acme/b. */
+let reviewerB: string;
+let reviewerAB: string;
+const ROLLBACK = `mutation B($input: RollbackInput!) { rollback(input: $input) { outcome restored } }`;
+const ledgerSize = async () =>
+  (await app.m.ledger.offsets()).reduce((s, o) => s + BigInt(o.highWatermark), 0n);
 
 const RECORD = `query R($id: ID!) { record(id: $id) { id namespace class sensitivity status version
   history { version status reason } } }`;
@@ -73,6 +79,11 @@ beforeAll(async () => {
   await grant('wanda', 'acme/a', 'CONFIDENTIAL');
   await grant('ann', 'acme/a', 'INTERNAL');
   await grant('ben', 'acme/b', 'RESTRICTED');
+  reviewerB = await app.token({ tenant, sub: 'rhea', scopes: ['read', 'review'] });
+  reviewerAB = await app.token({ tenant, sub: 'rex', scopes: ['read', 'review'] });
+  await grant('rhea', 'acme/b', 'RESTRICTED');
+  await grant('rex', 'acme/a', 'RESTRICTED');
+  await grant('rex', 'acme/b', 'RESTRICTED');
 });
 afterAll(async () => app?.stop());
 
@@ -154,6 +165,55 @@ describe('reclassify and rescope through revise', () => {
     expect((await recall(app, readerB, word, 'acme/b')).items.map((i) => i.record.id)).toContain(id);
     // the old namespace's recall does not reach it either, even for the admin
     expect((await recall(app, admin, word, 'acme/a')).items.map((i) => i.record.id)).not.toContain(id);
+  });
+
+  it('rolling back a move restores namespace, class and label; a reviewer without the old namespace → FORBIDDEN', async () => {
+    const { id, word } = await fresh();
+    const r = await app.gql<{ revise: Receipt & { eventIds: string[] } }>(admin, REVISE, {
+      input: {
+        id,
+        expectedVersion: 1,
+        namespace: 'acme/b',
+        class: 'DECISION',
+        sensitivity: 'CONFIDENTIAL',
+        reason: 'owned by team b',
+        purpose: 'test',
+        idempotencyKey: randomUUID(),
+      },
+    });
+    expect(r.data?.revise.outcome, JSON.stringify(r.errors)).toBe('REVISED');
+    const [eventId] = r.data!.revise.eventIds;
+    const undo = (token: string) =>
+      app.gql<{ rollback: { outcome: string; restored: string[] } }>(token, ROLLBACK, {
+        input: { eventId, reason: 'moved by mistake', idempotencyKey: randomUUID() },
+      });
+    // Reviewing acme/b (where it is) is not enough: the rollback moves it back into acme/a.
+    const size = await ledgerSize();
+    expect(code(await undo(reviewerB))).toBe('FORBIDDEN');
+    expect(await ledgerSize()).toBe(size);
+    expect(await read(readerB, id)).toMatchObject({ namespace: 'acme/b', version: 2 });
+
+    const ok = await undo(reviewerAB);
+    expect(ok.data?.rollback, JSON.stringify(ok.errors)).toMatchObject({ restored: [id] });
+    const back = await read(admin, id);
+    expect(back).toMatchObject({ namespace: 'acme/a', class: 'FACT', sensitivity: 'INTERNAL', version: 3 });
+    expect(await read(readerB, id)).toBeNull();
+    expect(await read(readerA, id)).toMatchObject({ id, namespace: 'acme/a' });
+    expect((await recall(app, readerA, word, 'acme/a')).items.map((i) => i.record.id)).toContain(id);
+  });
+
+  it('rolling a namespace back to T brings back a record moved out of it after T', async () => {
+    const { id } = await fresh();
+    await new Promise((res) => setTimeout(res, 20));
+    const T = new Date().toISOString();
+    await new Promise((res) => setTimeout(res, 20));
+    const r = await revise(admin, { id, expectedVersion: 1, namespace: 'acme/b', reason: 'tidy' });
+    expect(r.data?.revise.outcome, JSON.stringify(r.errors)).toBe('REVISED');
+    const back = await app.gql<{ rollback: { outcome: string; restored: string[] } }>(reviewerAB, ROLLBACK, {
+      input: { namespace: 'acme/a', to: T, reason: 'undo the tidy-up', idempotencyKey: randomUUID() },
+    });
+    expect(back.data?.rollback.restored, JSON.stringify(back.errors)).toContain(id);
+    expect(await read(admin, id)).toMatchObject({ namespace: 'acme/a', version: 3 });
   });
 
   it('reclassifying as NORMATIVE sends it back to review (QUEUED, CANDIDATE)', async () => {

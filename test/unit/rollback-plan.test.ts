@@ -113,6 +113,28 @@ describe('planCompensations', () => {
     expect(c!.target).toMatchObject({ status: 'CANDIDATE', approvals: [], approvedAt: null });
   });
 
+  it('a reverted reclassification and move → RESTORE the class, label and namespace the revision before had', () => {
+    const before = { class: 'FACT', sensitivity: 'CONFIDENTIAL', namespace: 'acme/x' } as const;
+    const after = { class: 'PREFERENCE', sensitivity: 'RESTRICTED', namespace: 'acme/y' } as const;
+    const r = rec(
+      'a',
+      [rev(1, { eventId: 'e0', classification: before }), rev(2, { eventId: 'e1', classification: after })],
+      after,
+    );
+    const [c] = planCompensations([r], new Set(['e1']), 'wrong move');
+    expect(c).toMatchObject({ action: 'RESTORE' });
+    expect(c!.target!.classification).toEqual(before);
+    // Nothing to restore when the class, label and namespace stayed, or were never stamped (old revisions).
+    const text = rec(
+      'b',
+      [rev(1, { eventId: 'e0', classification: after }), rev(2, { eventId: 'e1' })],
+      after,
+    );
+    expect(planCompensations([text], new Set(['e1']), 'w')[0]!.target!.classification).toBeNull();
+    const old = rec('c', [rev(1, { eventId: 'e0' }), rev(2, { eventId: 'e1' })], after);
+    expect(planCompensations([old], new Set(['e1']), 'w')[0]!.target!.classification).toBeNull();
+  });
+
   it('untouched or erased records get no compensation', () => {
     const untouched = rec('a', [rev(1, { eventId: 'e0' })]);
     const erased = rec('b', [rev(1, { eventId: 'e1' }), rev(2, { eventId: 'x', status: 'ERASED' })]);
@@ -183,6 +205,31 @@ describe('the fold of RolledBack', () => {
     expect(rd.revisions).toHaveLength(1);
     expect(rd.flags).toContain('tainted');
     expect(rd.taint!.path).toEqual(['a', 'd']);
+  });
+
+  it('a restored classification is applied: the record moves back, and every revision carries its own', () => {
+    const before = { class: 'FACT', sensitivity: 'INTERNAL', namespace: 'acme/x' } as const;
+    const after = { class: 'PREFERENCE', sensitivity: 'RESTRICTED', namespace: 'acme/y' } as const;
+    const moved = rec(
+      'm',
+      [rev(1, { eventId: 'e0', classification: before }), rev(2, { eventId: 'e1', classification: after })],
+      after,
+    );
+    const undo = decideRollback(
+      ctx,
+      { reason: 'why', idempotencyKey: 'k2', eventId: 'e1' },
+      {
+        ...plan,
+        target: { kind: 'EVENT' as const, eventId: 'e1' },
+        compensations: planCompensations([moved], new Set(['e1']), 'why'),
+        taints: [],
+      },
+    );
+    const s = new MemoryState({ records: [moved] });
+    s.apply(undo);
+    const r = s.record('acme', 'm')!;
+    expect({ class: r.class, sensitivity: r.sensitivity, namespace: r.namespace }).toEqual(before);
+    expect(r.revisions.map((v) => v.classification)).toEqual([before, after, before]);
   });
 
   it('a record that moved on since the plan is sent to review instead', () => {

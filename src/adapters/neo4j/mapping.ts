@@ -117,6 +117,9 @@ const revisionRow = (v: RevisionState) => ({
   reason: v.reason,
   by: v.by ?? null,
   cause: v.cause ?? null,
+  class: v.classification?.class ?? null,
+  sensitivity: v.classification?.sensitivity ?? null,
+  namespace: v.classification?.namespace ?? null,
 });
 
 /** RecordState → the Record node's properties (current revision denormalized) and its revisions. */
@@ -206,7 +209,23 @@ const toRevisionState = (v: Props): RevisionState => ({
   reason: optStr(v['reason']),
   by: optStr(v['by']),
   cause: optStr(v['cause']),
+  classification: classificationOf(v),
 });
+
+/** The revision's stamped class, label and namespace; null on revisions projected before they were. */
+function classificationOf(v: Props): RevisionState['classification'] {
+  const [cls, sensitivity, namespace] = [
+    optStr(v['class']),
+    optStr(v['sensitivity']),
+    optStr(v['namespace']),
+  ];
+  if (cls === null || sensitivity === null || namespace === null) return null;
+  return {
+    class: cls as RecordState['class'],
+    sensitivity: sensitivity as RecordState['sensitivity'],
+    namespace,
+  };
+}
 
 export function toRecordState(row: Neo4jRecord): RecordState {
   const n = row.get('n').properties as Props;

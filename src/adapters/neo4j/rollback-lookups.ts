@@ -40,11 +40,19 @@ export class Neo4jRollbackLookups implements RollbackLookups {
     if (target.kind === 'NAMESPACE') {
       const res = await this.db.read(
         'rollback.namespace',
-        `MATCH (n:Record {tenant: $tenant})
-         WHERE (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/')
-           AND (EXISTS { MATCH (n)-[:HAS_REVISION]->(v:Revision) WHERE v.recordedAt > $to }
-                OR coalesce(n.approvalsJson, '[]') <> '[]')
-         RETURN collect(n.id) AS ids`,
+        // In the namespace now, or moved out of it after T (a revision there was still current after T).
+        `CALL {
+           MATCH (n:Record {tenant: $tenant})
+           WHERE (n.namespace = $ns OR n.namespace STARTS WITH $ns + '/')
+             AND (EXISTS { MATCH (n)-[:HAS_REVISION]->(v:Revision) WHERE v.recordedAt > $to }
+                  OR coalesce(n.approvalsJson, '[]') <> '[]')
+           RETURN n.id AS id
+           UNION
+           MATCH (n:Record {tenant: $tenant})-[:HAS_REVISION]->(w:Revision)
+           WHERE (w.namespace = $ns OR w.namespace STARTS WITH $ns + '/') AND w.retiredAt > $to
+           RETURN n.id AS id
+         }
+         RETURN collect(DISTINCT id) AS ids`,
         { tenant, ns: target.namespace, to: target.to },
       );
       return { recordIds: (res.records[0]?.get('ids') as string[]) ?? [], eventIds: [] };

@@ -1,7 +1,7 @@
 import { grantsCover } from '../../domain/access.ts';
 import { commandHash, parseCommand, receiptKey } from '../../domain/commands.ts';
 import { badInput, forbidden, notFound } from '../../domain/errors.ts';
-import type { RollbackTarget } from '../../domain/events.ts';
+import type { Compensation, RollbackTarget } from '../../domain/events.ts';
 import type { RecordState } from '../../domain/fold.ts';
 import { hasScope, type Principal } from '../../domain/principal.ts';
 import {
@@ -77,7 +77,7 @@ async function planFor(
   const compensations = planCompensations(records, new Set(eventIds), reason);
   if (compensations.length === 0) throw notFound(`nothing to roll back for ${describe(target)}`);
   const touched = records.filter((r) => compensations.some((c) => c.recordId === r.id));
-  await checkReach(d, principal, touched);
+  await checkReach(d, principal, touched, compensations);
   const seeds = [
     ...compensations.filter((c) => c.action !== 'REVIEW').map((c) => c.recordId),
     ...touched.flatMap((r) => {
@@ -102,12 +102,22 @@ async function planFor(
   };
 }
 
-/** Every compensated record must be one the caller may read, in a namespace it may review. */
-async function checkReach(d: CommandDeps, principal: Principal, records: readonly RecordState[]) {
+/**
+ * Every compensated record must be one the caller may read, in a namespace it may review; a record the
+ * rollback moves back (a reverted move) needs the review grant on the namespace it returns to as well.
+ */
+async function checkReach(
+  d: CommandDeps,
+  principal: Principal,
+  records: readonly RecordState[],
+  compensations: readonly Compensation[],
+) {
   const scope = await d.policy.readScope(principal, undefined);
   if (!records.every((r) => grantsCover(scope.grants, r)))
     throw forbidden('the rollback reaches records you may not read');
-  for (const ns of new Set(records.map((r) => r.namespace))) await d.policy.checkReview(principal, ns);
+  const movedTo = compensations.flatMap((c) => c.target?.classification?.namespace ?? []);
+  for (const ns of new Set([...records.map((r) => r.namespace), ...movedTo]))
+    await d.policy.checkReview(principal, ns);
 }
 
 const describe = (t: RollbackTarget): string =>
