@@ -262,6 +262,10 @@ export function buildResolvers(s: ApiServices): IResolvers<unknown, ApiContext> 
         if (!s.holds) throw forbidden('legal holds are not served here');
         return s.holds.place(ctx.principal, dropNulls(a['input']));
       },
+      dismissFinding: (_: unknown, a: Args, ctx: ApiContext) => {
+        const { input, wait } = commandInput(a['input']);
+        return s.writes.dismissFinding(ctx.principal, input, wait);
+      },
       rollback: (_: unknown, a: Args, ctx: ApiContext) => {
         const { input, wait } = commandInput(a['input']);
         return s.writes.rollback(ctx.principal, input, wait);

@@ -306,10 +306,14 @@ const FindingRaisedV1 = z.object({
   reason: z.string().min(1).max(2000),
 });
 
-/** The finding no longer holds (the steward's next run) or a reviewer closed it, with the reason. */
+/**
+ * The finding no longer holds (the steward's next run), or a reviewer dismissed it (`dismissed`: it holds,
+ * and is accepted; the steward does not raise it again). Defaulted, so older events read as not dismissed.
+ */
 const FindingResolvedV1 = z.object({
   findingId: Id,
   reason: z.string().min(1).max(2000),
+  dismissed: z.boolean().default(false),
 });
 
 /**

@@ -20,6 +20,8 @@ export interface FindingState {
   readonly resolvedAt: string | null;
   readonly resolvedBy: string | null;
   readonly resolveReason: string | null;
+  /** A reviewer dismissed it: it may still hold, and the steward does not raise it again. */
+  readonly dismissed: boolean;
 }
 
 /** Raising an open finding again changes nothing (DUPLICATE); a resolved one reopens. */
@@ -28,6 +30,8 @@ export function findingRaised(view: ProjectionView, e: EventOf<'FindingRaised'>)
   const prior = view.finding?.(e.tenant, p.findingId);
   if (prior && prior.resolvedAt === null)
     return { receipt: receiptOf(e, 'DUPLICATE', null, null, `finding ${p.findingId} is open`) };
+  if (prior?.dismissed)
+    return { receipt: receiptOf(e, 'DUPLICATE', null, null, `finding ${p.findingId} was dismissed`) };
   const finding: FindingState = {
     tenant: e.tenant,
     id: p.findingId,
@@ -42,6 +46,7 @@ export function findingRaised(view: ProjectionView, e: EventOf<'FindingRaised'>)
     resolvedAt: null,
     resolvedBy: null,
     resolveReason: null,
+    dismissed: false,
   };
   return { finding, receipt: receiptOf(e, 'ADMITTED', null, null, `finding ${p.findingId} raised`) };
 }
@@ -56,7 +61,14 @@ export function findingResolved(view: ProjectionView, e: EventOf<'FindingResolve
       resolvedAt: e.recordedAt,
       resolvedBy: `${e.principal.iss}|${e.principal.sub}`,
       resolveReason: e.payload.reason,
+      dismissed: e.payload.dismissed,
     },
-    receipt: receiptOf(e, 'ADMITTED', null, null, `finding ${f.id} resolved`),
+    receipt: receiptOf(
+      e,
+      'ADMITTED',
+      null,
+      null,
+      `finding ${f.id} ${e.payload.dismissed ? 'dismissed' : 'resolved'}`,
+    ),
   };
 }

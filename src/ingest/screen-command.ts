@@ -43,7 +43,8 @@ export type InputTypeName =
   | 'EraseSubjectInput'
   | 'PlaceHoldInput'
   | 'ReleaseHoldInput'
-  | 'RollbackInput';
+  | 'RollbackInput'
+  | 'DismissFindingInput';
 
 export type FieldRule = 'text' | 'name' | 'key' | 'json' | 'opaque' | { readonly input: InputTypeName };
 
@@ -161,6 +162,7 @@ export const SCREENING: Readonly<Record<InputTypeName, Readonly<Record<string, F
     idempotencyKey: 'key',
     await: 'opaque',
   },
+  DismissFindingInput: { id: 'key', reason: 'text', idempotencyKey: 'key', await: 'opaque' },
 };
 
 /** The mutation each command answers, and its input type. */
@@ -179,6 +181,7 @@ export const COMMAND_INPUTS = {
   releaseHold: 'ReleaseHoldInput',
   relate: 'RelateInput',
   rollback: 'RollbackInput',
+  dismissFinding: 'DismissFindingInput',
 } as const satisfies Record<string, InputTypeName>;
 export type CommandName = keyof typeof COMMAND_INPUTS;
 

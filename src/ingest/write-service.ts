@@ -2,6 +2,7 @@ import type { Principal } from '../domain/principal.ts';
 import { grantAccess, revokeAccess } from './commands/access.ts';
 import { ingestEpisode } from './commands/episode.ts';
 import { feedback } from './commands/feedback.ts';
+import { dismissFinding } from './commands/finding.ts';
 import { propose } from './commands/propose.ts';
 import { retract } from './commands/retract.ts';
 import { approve, reject } from './commands/review.ts';
@@ -73,6 +74,11 @@ export class WriteService {
 
   feedback(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
     return this.d.overload.run(() => feedback(this.d, principal, input, wait));
+  }
+
+  /** A reviewer accepts a steward finding that holds; the steward does not raise it again (commands/finding.ts). */
+  dismissFinding(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    return this.d.overload.run(() => dismissFinding(this.d, principal, input, wait));
   }
 
   /** Revert an event, a changeset or a namespace to a time, by compensating revisions (commands/rollback.ts). */

@@ -106,8 +106,10 @@ export class StewardScheduler {
     let resolved = 0;
     const openByType: Partial<Record<FindingType, number>> = {};
     for (const tenant of tenants) {
-      const found = await this.check(tenant, now);
       const all = await this.d.lookups.findings(tenant);
+      // A finding a reviewer dismissed stays dismissed while it holds: it is not raised again.
+      const dismissed = new Set(all.filter((f) => f.dismissed).map((f) => f.id));
+      const found = (await this.check(tenant, now)).filter((f) => !dismissed.has(f.id));
       const open = all.filter((f) => f.resolvedAt === null);
       const plan = planFindings(found, open, ALL_CHECKS);
       const prior = new Map(all.map((f) => [f.id, f]));
@@ -200,7 +202,7 @@ export class StewardScheduler {
       ...this.envelope(tenant, f.namespace, `steward:resolve:${f.id}:${n}`, { kind: 'resolve', id: f.id, n }),
       type: 'FindingResolved',
       schemaVersion: 1,
-      payload: { findingId: f.id, reason: 'no longer holds' },
+      payload: { findingId: f.id, reason: 'no longer holds', dismissed: false },
     };
   }
 

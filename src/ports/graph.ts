@@ -325,6 +325,8 @@ export interface RollbackLookups {
 
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
 export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'>, RollbackLookups {
+  /** A steward finding the scope may see (every record and entity it names visible), for dismissFinding. */
+  finding(scope: ReadScope, id: string): Promise<FindingState | undefined>;
   receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;
   /** Receipts of a command and of everything it produced (`key`, `key#…`). */
   receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]>;

@@ -40,6 +40,8 @@ export interface StewardReads {
    * never tells about what its reader cannot read). `open`: only open (true), only resolved (false), all (null).
    */
   findings(scope: ReadScope, namespace: string, open: boolean | null, first: number): Promise<FindingState[]>;
+  /** One finding by id, under the same rule (undefined when there is none or the scope may not see it). */
+  finding(scope: ReadScope, id: string): Promise<FindingState | undefined>;
   /** One row per record of the subtree the scope may see. */
   scoreRows(scope: ReadScope, namespace: string): Promise<ScoreRow[]>;
 }

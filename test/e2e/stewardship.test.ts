@@ -26,7 +26,8 @@ let now = new Date(start);
 const iso = (days: number) => new Date(start + days * DAY).toISOString();
 
 const FINDINGS = `query F($ns: String!, $status: FindingStatus) { findings(namespace: $ns, status: $status, first: 500) {
-  id type severity namespace recordIds entityIds reason status resolveReason } }`;
+  id type severity namespace recordIds entityIds reason status resolveReason dismissed } }`;
+const DISMISS = `mutation D($input: DismissFindingInput!) { dismissFinding(input: $input) { outcome } }`;
 const SCORECARD = `query S($ns: String!) { scorecard(namespace: $ns) { namespace records live candidates coverage
   freshness contestRate reviewLatencyMs reviewed utility withFeedback openFindings { key count } } }`;
 const STEWARDS = `query W($ns: String!) { namespaceStewardship(namespace: $ns) {
@@ -351,5 +352,38 @@ describe('owners and stewards', () => {
       ['sam', 'STEWARD', 'acme/dirty'],
       ['olga', 'OWNER', 'acme'],
     ]);
+  });
+});
+
+describe('dismissing a finding', () => {
+  it('a reviewer dismisses a finding that holds: resolved as dismissed, and the next run does not raise it again', async () => {
+    const [orphan] = ofType(await findings(t['reviewerA']!, 'acme/dirty'), 'ORPHAN_ENTITY');
+    const dismiss = (token: string, id: string, key = randomUUID()) =>
+      app.gql<{ dismissFinding: { outcome: string } }>(token, DISMISS, {
+        input: { id, reason: 'kept on purpose', idempotencyKey: key },
+      });
+    const size = await ledgerSize();
+    // Refusals append nothing: no review scope; an unknown finding; another tenant's finding.
+    expect((await dismiss(t['writerA']!, orphan!.id)).errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    expect((await dismiss(t['reviewerA']!, 'no-such-finding')).errors?.[0]?.extensions?.['code']).toBe(
+      'NOT_FOUND',
+    );
+    expect((await dismiss(t['reviewerB']!, orphan!.id)).errors?.[0]?.extensions?.['code']).toBe('NOT_FOUND');
+    expect(await ledgerSize()).toBe(size);
+
+    const key = randomUUID();
+    expect(ok(await dismiss(t['reviewerA']!, orphan!.id, key)).dismissFinding.outcome).toBe('ADMITTED');
+    // The same key again answers with the first receipt; another key finds it already dismissed.
+    expect(ok(await dismiss(t['reviewerA']!, orphan!.id, key)).dismissFinding.outcome).toBe('ADMITTED');
+    expect((await dismiss(t['reviewerA']!, orphan!.id)).errors?.[0]?.extensions?.['code']).toBe('CONFLICT');
+    const all = await findings(t['reviewerA']!, 'acme/dirty', 'ALL');
+    expect(all.find((f) => f.id === orphan!.id)).toMatchObject({
+      status: 'RESOLVED',
+      dismissed: true,
+      resolveReason: 'kept on purpose',
+    });
+    const p = await app.m.steward!.runOnce();
+    expect(p.raised).toBe(0);
+    expect(ofType(await findings(t['reviewerA']!, 'acme/dirty'), 'ORPHAN_ENTITY')).toEqual([]);
   });
 });

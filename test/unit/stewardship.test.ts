@@ -165,10 +165,10 @@ describe('finding events in the fold', () => {
         reason: 'x',
       },
     }) as EventOf<'FindingRaised'>;
-  const resolve = (key: string): EventOf<'FindingResolved'> =>
+  const resolve = (key: string, dismissed = false): EventOf<'FindingResolved'> =>
     ({
       ...env('FindingResolved', key, daysAgo(Number(key))),
-      payload: { findingId: 'f1', reason: 'gone' },
+      payload: { findingId: 'f1', reason: 'gone', dismissed },
     }) as EventOf<'FindingResolved'>;
 
   it('an open finding raised again is a duplicate; resolved, it reopens and counts the raise', () => {
@@ -183,6 +183,16 @@ describe('finding events in the fold', () => {
     expect(s.finding(T, 'f1')).toMatchObject({ resolvedAt: daysAgo(7), resolveReason: 'gone' });
     s.apply(raise('5'));
     expect(s.finding(T, 'f1')).toMatchObject({ raised: 2, resolvedAt: null, raisedAt: daysAgo(5) });
+  });
+
+  it('a dismissed finding is not reopened by a later raise (a duplicate, the dismissal kept)', () => {
+    const s = new MemoryState();
+    s.apply(raise('9'));
+    s.apply(resolve('8', true));
+    expect(s.finding(T, 'f1')).toMatchObject({ dismissed: true, resolvedAt: daysAgo(8) });
+    s.apply(raise('7'));
+    expect(s.receipt(T, 'steward-7')?.outcome).toBe('DUPLICATE');
+    expect(s.finding(T, 'f1')).toMatchObject({ dismissed: true, raised: 1, resolvedAt: daysAgo(8) });
   });
 });
 

@@ -5,17 +5,21 @@ import type { Executor } from './executor.ts';
 import { toGrant, toReceipt } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { Neo4jRollbackLookups } from './rollback-lookups.ts';
+import { Neo4jStewardReads } from './steward.ts';
 
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
 export class Neo4jIngestLookups implements IngestLookups {
   private readonly reads: Neo4jRecordReads;
   private readonly rollback: Neo4jRollbackLookups;
+  private readonly steward: Neo4jStewardReads;
 
   constructor(private readonly db: Executor) {
     this.reads = new Neo4jRecordReads(db);
     this.rollback = new Neo4jRollbackLookups(db);
+    this.steward = new Neo4jStewardReads(db);
   }
 
+  finding: IngestLookups['finding'] = (scope, id) => this.steward.finding(scope, id);
   rollbackScope: IngestLookups['rollbackScope'] = (tenant, target) =>
     this.rollback.rollbackScope(tenant, target);
   derivations: IngestLookups['derivations'] = (tenant, seeds, depth) =>

@@ -319,6 +319,7 @@ export function toFinding(p: Props): FindingState {
     resolvedAt: optStr(p['resolvedAt']),
     resolvedBy: optStr(p['resolvedBy']),
     resolveReason: optStr(p['resolveReason']),
+    dismissed: p['dismissed'] === true,
   };
 }
 

@@ -144,6 +144,12 @@ export class Neo4jStewardLookups implements StewardLookups {
   }
 }
 
+/** A finding never tells about what its reader cannot read: every record and entity it names is visible. */
+const FINDING_VISIBLE = `all(id IN f.recordIds WHERE EXISTS {
+         MATCH (n:Record {tenant: $tenant, id: id}) WHERE ${SCOPE_WHERE} })
+       AND all(id IN f.entityIds WHERE EXISTS {
+         MATCH (e:Entity {tenant: $tenant, id: id}) WHERE ${entityVisible('e')} })`;
+
 /** Findings and scorecard rows, each statement carrying the caller's scope (scope.ts). */
 export class Neo4jStewardReads implements StewardReads {
   constructor(private readonly db: Executor) {}
@@ -159,14 +165,21 @@ export class Neo4jStewardReads implements StewardReads {
       `MATCH (f:Finding {tenant: $tenant})
        WHERE (f.namespace = $ns OR f.namespace STARTS WITH $ns + '/')
          AND ($open IS NULL OR (f.resolvedAt IS NULL) = $open)
-         AND all(id IN f.recordIds WHERE EXISTS {
-               MATCH (n:Record {tenant: $tenant, id: id}) WHERE ${SCOPE_WHERE} })
-         AND all(id IN f.entityIds WHERE EXISTS {
-               MATCH (e:Entity {tenant: $tenant, id: id}) WHERE ${entityVisible('e')} })
+         AND ${FINDING_VISIBLE}
        RETURN f ORDER BY f.raisedAt DESC, f.id LIMIT toInteger($first)`,
       { ...scopeParams(scope), ns: namespace, open, first },
     );
     return res.records.map((r) => toFinding(r.get('f').properties as Props));
+  }
+
+  async finding(scope: ReadScope, id: string): Promise<FindingState | undefined> {
+    const res = await this.db.read(
+      'steward.findingInScope',
+      `MATCH (f:Finding {tenant: $tenant, id: $id}) WHERE ${FINDING_VISIBLE} RETURN f`,
+      { ...scopeParams(scope), id },
+    );
+    const row = res.records[0];
+    return row ? toFinding(row.get('f').properties as Props) : undefined;
   }
 
   async scoreRows(scope: ReadScope, namespace: string): Promise<ScoreRow[]> {
