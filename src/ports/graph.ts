@@ -11,6 +11,7 @@ import type {
 } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 import type { RollbackTarget } from '../domain/events.ts';
+import type { HoldScope } from '../domain/retention.ts';
 import type { DerivationEdge } from '../domain/rollback-plan.ts';
 import type { Approval } from '../domain/review.ts';
 
@@ -325,6 +326,8 @@ export interface RollbackLookups {
 
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
 export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'>, RollbackLookups {
+  /** The tenant's standing legal holds (a move may not take a record out of a held namespace). */
+  standingHolds(tenant: string): Promise<HoldScope[]>;
   /** A steward finding the scope may see (every record and entity it names visible), for dismissFinding. */
   finding(scope: ReadScope, id: string): Promise<FindingState | undefined>;
   receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined>;

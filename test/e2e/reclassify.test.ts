@@ -22,6 +22,8 @@ let readerB: string;
 /** Review acme/b only; review acme/a and acme/b. */
 let reviewerB: string;
 let reviewerAB: string;
+const PLACE = `mutation P($input: PlaceHoldInput!) { placeHold(input: $input) { holdId outcome } }`;
+const RELEASE = `mutation R($input: ReleaseHoldInput!) { releaseHold(input: $input) { holdId outcome } }`;
 const ROLLBACK = `mutation B($input: RollbackInput!) { rollback(input: $input) { outcome restored } }`;
 const ledgerSize = async () =>
   (await app.m.ledger.offsets()).reduce((s, o) => s + BigInt(o.highWatermark), 0n);
@@ -214,6 +216,37 @@ describe('reclassify and rescope through revise', () => {
     });
     expect(back.data?.rollback.restored, JSON.stringify(back.errors)).toContain(id);
     expect(await read(admin, id)).toMatchObject({ namespace: 'acme/a', version: 3 });
+  });
+
+  it('a move out of a namespace under legal hold → CONFLICT naming the hold; within it, or once released, it moves', async () => {
+    const r = await propose(app, admin, { namespace: 'acme/a/held' });
+    const id = r.recordId!;
+    const placed = await app.gql<{ placeHold: { holdId: string } }>(admin, PLACE, {
+      input: { namespace: 'acme/a/held', reason: 'litigation', idempotencyKey: randomUUID() },
+    });
+    const holdId = placed.data?.placeHold.holdId;
+    expect(holdId, JSON.stringify(placed.errors)).toBeTruthy();
+    const size = await ledgerSize();
+    const out = await revise(admin, { id, expectedVersion: 1, namespace: 'acme/b', reason: 'tidy' });
+    expect(code(out)).toBe('CONFLICT');
+    expect(out.errors?.[0]?.extensions?.['holds']).toEqual([holdId]);
+    expect(await ledgerSize()).toBe(size);
+    const within = await revise(admin, {
+      id,
+      expectedVersion: 1,
+      namespace: 'acme/a/held/x',
+      reason: 'file',
+    });
+    expect(within.data?.revise, JSON.stringify(within.errors)).toMatchObject({ outcome: 'REVISED' });
+    const released = await app.gql(admin, RELEASE, {
+      input: { holdId, reason: 'settled', idempotencyKey: randomUUID() },
+    });
+    expect(released.errors).toBeUndefined();
+    const moved = await revise(admin, { id, expectedVersion: 2, namespace: 'acme/b', reason: 'tidy' });
+    expect(moved.data?.revise, JSON.stringify(moved.errors)).toMatchObject({
+      outcome: 'REVISED',
+      version: 3,
+    });
   });
 
   it('reclassifying as NORMATIVE sends it back to review (QUEUED, CANDIDATE)', async () => {

@@ -7,7 +7,7 @@ import type {
   HoldView,
   RetentionLookups,
 } from '../../ports/erasure.ts';
-import type { CypherExecutor } from './executor.ts';
+import type { Executor } from './executor.ts';
 import { toHold } from './mapping.ts';
 
 /**
@@ -15,7 +15,7 @@ import { toHold } from './mapping.ts';
  * status), and afterwards which of them still hold personal data (the receipt's graph check).
  */
 export class Neo4jErasureLookups implements ErasureLookups, RetentionLookups {
-  constructor(private readonly db: CypherExecutor) {}
+  constructor(private readonly db: Executor) {}
 
   async plan(tenant: string, sel: ErasureSelector): Promise<ErasureItem[]> {
     const items = await this.named(tenant, sel);

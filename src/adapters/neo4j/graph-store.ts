@@ -62,6 +62,7 @@ export class Neo4jGraphStore implements GraphStore {
   scopeArm: GraphStore['scopeArm'] = (q) => this.arms.scopeArm(q);
 
   // IngestLookups
+  standingHolds: GraphStore['standingHolds'] = (tenant) => this.lookups.standingHolds(tenant);
   finding: GraphStore['finding'] = (scope, id) => this.lookups.finding(scope, id);
   rollbackScope: GraphStore['rollbackScope'] = (tenant, target) => this.lookups.rollbackScope(tenant, target);
   derivations: GraphStore['derivations'] = (tenant, seeds, depth) =>

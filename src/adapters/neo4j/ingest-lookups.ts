@@ -6,19 +6,23 @@ import { toGrant, toReceipt } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { Neo4jRollbackLookups } from './rollback-lookups.ts';
 import { Neo4jStewardReads } from './steward.ts';
+import { Neo4jErasureLookups } from './erasure-lookups.ts';
 
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
 export class Neo4jIngestLookups implements IngestLookups {
   private readonly reads: Neo4jRecordReads;
   private readonly rollback: Neo4jRollbackLookups;
   private readonly steward: Neo4jStewardReads;
+  private readonly erasure: Neo4jErasureLookups;
 
   constructor(private readonly db: Executor) {
     this.reads = new Neo4jRecordReads(db);
     this.rollback = new Neo4jRollbackLookups(db);
     this.steward = new Neo4jStewardReads(db);
+    this.erasure = new Neo4jErasureLookups(db);
   }
 
+  standingHolds: IngestLookups['standingHolds'] = (tenant) => this.erasure.holds(tenant, false);
   finding: IngestLookups['finding'] = (scope, id) => this.steward.finding(scope, id);
   rollbackScope: IngestLookups['rollbackScope'] = (tenant, target) =>
     this.rollback.rollbackScope(tenant, target);

@@ -1,5 +1,6 @@
 import { commandHash, decideRevise, parseCommand, receiptKey, ReviseCommand } from '../../domain/commands.ts';
-import { badInput } from '../../domain/errors.ts';
+import { badInput, conflict } from '../../domain/errors.ts';
+import { holdsCovering } from '../../domain/retention.ts';
 import type { Sensitivity } from '../../domain/model.ts';
 import type { Principal } from '../../domain/principal.ts';
 import { labelChange } from '../../domain/reclassify.ts';
@@ -28,6 +29,7 @@ export async function revise(
   // The same checks as a fresh write come before a stored receipt is returned.
   const current = await visible(d, principal, cmd.id, 'record');
   await checkEntitled(d, principal, current, cmd);
+  await checkNotHeld(d, principal.tenant, current, cmd.namespace);
   refuseUnreviewedFindings(cmd.sensitivity ?? current.sensitivity, findingsOf(screened.fields, 'statement'));
   const prior = await priorReceipt(d, principal.tenant, key, hash);
   if (prior) return prior;
@@ -57,6 +59,29 @@ async function checkEntitled(
   for (const ns of namespaces) await d.policy.checkWrite(principal, ns);
   if (labelChange(current.sensitivity, cmd.sensitivity) === 'LOWER')
     for (const ns of namespaces) await d.policy.checkReview(principal, ns);
+}
+
+/**
+ * A move may not take a record out of a namespace a standing legal hold covers (the hold would no longer
+ * reach it, and its new namespace's erasure or retention would): CONFLICT, release the hold first. A hold
+ * on the record itself follows it, and a move within the held subtree stays covered.
+ */
+async function checkNotHeld(
+  d: Pick<CommandDeps, 'store'>,
+  tenant: string,
+  current: { id: string; namespace: string },
+  to: string | null | undefined,
+): Promise<void> {
+  if (!to || to === current.namespace) return;
+  const holds = (await d.store.standingHolds(tenant)).filter((h) => h.target === 'NAMESPACE');
+  const item = (namespace: string) => ({ record: true, id: current.id, namespace });
+  const before = holdsCovering(holds, item(current.namespace));
+  const after = new Set(holdsCovering(holds, item(to)));
+  const escaping = before.filter((h) => !after.has(h));
+  if (escaping.length)
+    throw conflict('under legal hold: the move would take the record out of a held namespace', {
+      holds: escaping.map((h) => h.id),
+    });
 }
 
 /**
