@@ -11,6 +11,7 @@ import {
   orphanFindings,
   planFindings,
   staleFindings,
+  type DuplicateRow,
   type FindingDraft,
   type StewardThresholds,
 } from '../domain/stewardship.ts';
@@ -58,6 +59,10 @@ export interface StewardProgress {
 
 const DAY_MS = 86_400_000;
 const ALL_CHECKS: ReadonlySet<FindingType> = new Set(FindingTypes);
+/** A full near-duplicate sweep every this many runs (a day at the default hourly interval). */
+const FULL_SWEEP_EVERY = 24;
+/** Records recorded this long before the previous run started are checked again (projection lag). */
+const LAG_MARGIN_MS = 15 * 60_000;
 
 /** Who the steward acts as: the service itself. */
 const stewardPrincipal: Pick<Principal, 'iss' | 'sub'> = { iss: 'muninn', sub: 'steward' };
@@ -73,6 +78,8 @@ export class StewardScheduler {
   };
 
   private readonly ticker: SerialTicker<StewardProgress>;
+  /** Per tenant: when the last near-duplicate check started, and runs since the last full sweep. */
+  private readonly sweeps = new Map<string, { startedAt: number; runs: number }>();
 
   constructor(private readonly d: StewardDeps) {
     this.ticker = new SerialTicker(() => this.run(), {
@@ -109,8 +116,8 @@ export class StewardScheduler {
       const all = await this.d.lookups.findings(tenant);
       // A finding a reviewer dismissed stays dismissed while it holds: it is not raised again.
       const dismissed = new Set(all.filter((f) => f.dismissed).map((f) => f.id));
-      const found = (await this.check(tenant, now)).filter((f) => !dismissed.has(f.id));
       const open = all.filter((f) => f.resolvedAt === null);
+      const found = (await this.check(tenant, now, open)).filter((f) => !dismissed.has(f.id));
       const plan = planFindings(found, open, ALL_CHECKS);
       const prior = new Map(all.map((f) => [f.id, f]));
       const events = [
@@ -141,7 +148,7 @@ export class StewardScheduler {
   }
 
   /** Every check over one tenant: the rows come from the graph, the judgement from domain/stewardship.ts. */
-  private async check(tenant: string, now: Date): Promise<FindingDraft[]> {
+  private async check(tenant: string, now: Date, open: readonly FindingState[]): Promise<FindingDraft[]> {
     const th = this.d.thresholds;
     const l = this.d.lookups;
     const before = (days: number) => new Date(now.getTime() - days * DAY_MS).toISOString();
@@ -149,7 +156,7 @@ export class StewardScheduler {
       l.staleRows(tenant, now.toISOString()),
       l.contestedRows(tenant, before(th.contestedDays)),
       l.orphanRows(tenant),
-      l.duplicateRows(tenant, th.duplicateCosine),
+      this.duplicates(tenant, open),
       l.candidateRows(tenant, before(th.candidateDays)),
       l.utilityRows(tenant),
     ]);
@@ -161,6 +168,39 @@ export class StewardScheduler {
       ...candidateFindings(tenant, candidates, now, th),
       ...lowUtilityFindings(tenant, utility, th),
     ];
+  }
+
+  /**
+   * Near-duplicates, bounded: a full sweep (one k-NN query per live record) on the first run and every
+   * FULL_SWEEP_EVERY runs; in between only records changed since the previous run started (less a margin
+   * for events recorded then but projected later) are paired with the rest, and the open NEAR_DUPLICATE
+   * findings are checked pair by pair, so one that no longer holds still resolves. Times are system time
+   * (when records were recorded), not the age clock.
+   */
+  private async duplicates(tenant: string, open: readonly FindingState[]): Promise<DuplicateRow[]> {
+    const l = this.d.lookups;
+    const cosine = this.d.thresholds.duplicateCosine;
+    const started = this.d.clock.now().getTime();
+    const last = this.sweeps.get(tenant);
+    const full = !last || last.runs >= FULL_SWEEP_EVERY;
+    const rows = full
+      ? await l.duplicateRows(tenant, cosine)
+      : [
+          ...(await l.duplicateRowsSince(
+            tenant,
+            cosine,
+            new Date(last.startedAt - LAG_MARGIN_MS).toISOString(),
+          )),
+          ...(await l.duplicatePairs(
+            tenant,
+            cosine,
+            open
+              .filter((f) => f.type === 'NEAR_DUPLICATE' && f.recordIds.length === 2)
+              .map((f) => [f.recordIds[0]!, f.recordIds[1]!] as const),
+          )),
+        ];
+    this.sweeps.set(tenant, { startedAt: started, runs: full ? 1 : last.runs + 1 });
+    return rows;
   }
 
   private envelope(tenant: string, namespace: string, key: string, command: object) {

@@ -25,6 +25,17 @@ export interface StewardLookups {
   orphanRows(tenant: string): Promise<OrphanRow[]>;
   /** Pairs of live, non-observation records of one namespace with cosine ≥ `cosine` (vector index). */
   duplicateRows(tenant: string, cosine: number): Promise<DuplicateRow[]>;
+  /**
+   * The same, only for records whose current revision was recorded after `since` (paired with any record):
+   * a new near-duplicate needs a new or changed record, so a run between full sweeps reads only those.
+   */
+  duplicateRowsSince(tenant: string, cosine: number, since: string): Promise<DuplicateRow[]>;
+  /** The given pairs that still hold: both live, non-observation, in one namespace, cosine ≥ `cosine`. */
+  duplicatePairs(
+    tenant: string,
+    cosine: number,
+    pairs: ReadonlyArray<readonly [string, string]>,
+  ): Promise<DuplicateRow[]>;
   /** Proposals waiting since before `before`. */
   candidateRows(tenant: string, before: string): Promise<CandidateRow[]>;
   /** Live records with recall feedback. */

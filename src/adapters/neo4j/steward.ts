@@ -11,6 +11,7 @@ import {
 } from '../../domain/stewardship.ts';
 import type { ReadScope } from '../../ports/graph.ts';
 import type { StewardLookups, StewardReads } from '../../ports/steward.ts';
+import type { Record as Neo4jRecord } from 'neo4j-driver';
 import type { Executor } from './executor.ts';
 import { str, strings, toFinding, type Props } from './mapping.ts';
 import { entityVisible, IN_SUBTREE, SCOPE_WHERE, scopeParams } from './scope.ts';
@@ -82,26 +83,52 @@ export class Neo4jStewardLookups implements StewardLookups {
    * Each live record's nearest neighbours from the ANN index (over-fetched: the index spans tenants),
    * kept when in the same tenant and namespace; Neo4j's cosine score is (1 + cos) / 2.
    */
-  async duplicateRows(tenant: string, cosine: number): Promise<DuplicateRow[]> {
+  duplicateRows(tenant: string, cosine: number): Promise<DuplicateRow[]> {
+    return this.duplicates(tenant, cosine, null);
+  }
+
+  duplicateRowsSince(tenant: string, cosine: number, since: string): Promise<DuplicateRow[]> {
+    return this.duplicates(tenant, cosine, since);
+  }
+
+  /** One k-NN query per live record (changed after `since`, when given): the cost of a sweep. */
+  private async duplicates(tenant: string, cosine: number, since: string | null): Promise<DuplicateRow[]> {
     const res = await this.db.read(
       'steward.duplicates',
       `MATCH (n:Record {tenant: $tenant}) WHERE n.status IN ${LIVE} AND n.class <> 'OBSERVATION'
-         AND n.embedding IS NOT NULL
+         AND n.embedding IS NOT NULL AND ($since IS NULL OR n.recordedAt > $since)
        CALL (n) {
          CALL db.index.vector.queryNodes('record_embedding', 50, n.embedding) YIELD node AS m, score
-         WHERE m.tenant = n.tenant AND m.namespace = n.namespace AND m.id > n.id
+         WHERE m.tenant = n.tenant AND m.namespace = n.namespace AND m.id <> n.id
+           AND ($since IS NOT NULL OR m.id > n.id)
            AND m.status IN ${LIVE} AND m.class <> 'OBSERVATION' AND score >= $score
          RETURN m, score
        }
        RETURN n.id AS a, m.id AS b, n.namespace AS ns, score`,
-      { tenant, score: (1 + cosine) / 2 },
+      { tenant, score: (1 + cosine) / 2, since },
     );
-    return res.records.map((r) => ({
-      a: str(r.get('a')),
-      b: str(r.get('b')),
-      namespace: str(r.get('ns')),
-      cosine: Math.round((2 * Number(r.get('score')) - 1) * 1000) / 1000,
-    }));
+    return res.records.map(duplicateRow);
+  }
+
+  async duplicatePairs(
+    tenant: string,
+    cosine: number,
+    pairs: ReadonlyArray<readonly [string, string]>,
+  ): Promise<DuplicateRow[]> {
+    if (pairs.length === 0) return [];
+    const res = await this.db.read(
+      'steward.duplicatePairs',
+      `UNWIND $pairs AS p
+       MATCH (n:Record {tenant: $tenant, id: p[0]}), (m:Record {tenant: $tenant, id: p[1]})
+       WHERE n.namespace = m.namespace AND n.status IN ${LIVE} AND m.status IN ${LIVE}
+         AND n.class <> 'OBSERVATION' AND m.class <> 'OBSERVATION'
+         AND n.embedding IS NOT NULL AND m.embedding IS NOT NULL
+       WITH n, m, vector.similarity.cosine(n.embedding, m.embedding) AS score
+       WHERE score >= $score
+       RETURN n.id AS a, m.id AS b, n.namespace AS ns, score`,
+      { tenant, score: (1 + cosine) / 2, pairs: pairs.map((p) => [...p]) },
+    );
+    return res.records.map(duplicateRow);
   }
 
   async candidateRows(tenant: string, before: string): Promise<CandidateRow[]> {
@@ -143,6 +170,14 @@ export class Neo4jStewardLookups implements StewardLookups {
     return res.records.map((r) => toFinding(r.get('f').properties as Props));
   }
 }
+
+/** Neo4j's vector scores are (1 + cosine) / 2: back to the cosine the thresholds speak. */
+const duplicateRow = (r: Neo4jRecord): DuplicateRow => ({
+  a: str(r.get('a')),
+  b: str(r.get('b')),
+  namespace: str(r.get('ns')),
+  cosine: Math.round((2 * Number(r.get('score')) - 1) * 1000) / 1000,
+});
 
 /** A finding never tells about what its reader cannot read: every record and entity it names is visible. */
 const FINDING_VISIBLE = `all(id IN f.recordIds WHERE EXISTS {
