@@ -22,6 +22,8 @@ let readerB: string;
 /** Review acme/b only; review acme/a and acme/b. */
 let reviewerB: string;
 let reviewerAB: string;
+const AS_OF = `query R($id: ID!, $knownAt: DateTime!) { record(id: $id, asOf: { knownAt: $knownAt }) {
+  id namespace class sensitivity status version } }`;
 const PLACE = `mutation P($input: PlaceHoldInput!) { placeHold(input: $input) { holdId outcome } }`;
 const RELEASE = `mutation R($input: ReleaseHoldInput!) { releaseHold(input: $input) { holdId outcome } }`;
 const ROLLBACK = `mutation B($input: RollbackInput!) { rollback(input: $input) { outcome restored } }`;
@@ -150,6 +152,8 @@ describe('reclassify and rescope through revise', () => {
 
   it('a move keeps id and history; readers of the old namespace lose it, readers of the new one get it', async () => {
     const { id, word } = await fresh();
+    const beforeMove = new Date().toISOString();
+    await new Promise((res) => setTimeout(res, 20));
     const r = await revise(admin, {
       id,
       expectedVersion: 1,
@@ -162,6 +166,13 @@ describe('reclassify and rescope through revise', () => {
     expect(moved).toMatchObject({ id, namespace: 'acme/b', class: 'DECISION', version: 2 });
     expect(moved!.history.map((h) => h.version)).toEqual([1, 2]);
     expect(moved!.history[1]!.reason).toBe('class FACT→DECISION; moved acme/a→acme/b: owned by team b');
+    // What was believed before the move: the class and namespace it had then (to those who may see it now).
+    const then = await app.gql<{ record: RecordOut }>(readerB, AS_OF, { id, knownAt: beforeMove });
+    expect(then.data?.record, JSON.stringify(then.errors)).toMatchObject({
+      namespace: 'acme/a',
+      class: 'FACT',
+      version: 1,
+    });
     expect(await read(readerA, id)).toBeNull();
     expect((await recall(app, readerA, word, 'acme')).items.map((i) => i.record.id)).not.toContain(id);
     expect((await recall(app, readerB, word, 'acme/b')).items.map((i) => i.record.id)).toContain(id);

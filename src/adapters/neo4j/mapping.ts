@@ -325,18 +325,20 @@ export function toFinding(p: Props): FindingState {
 
 export function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
   const cur = v ?? n;
+  // As of a time: the class, label and namespace that revision had (stamped ones; older revisions have none).
+  const was = (k: 'namespace' | 'class' | 'sensitivity') => optStr(v?.[k]) ?? str(n[k]);
   return {
     tenant: str(n['tenant']),
     id: str(n['id']),
-    namespace: str(n['namespace']),
-    class: n['class'] as RecordView['class'],
+    namespace: was('namespace'),
+    class: was('class') as RecordView['class'],
     status: cur['status'] as RecordView['status'],
     version: Number(cur['version']),
     subject: str(cur['subject']),
     predicate: str(cur['predicate']),
     object: str(cur['object']),
     text: str(cur['text']),
-    sensitivity: n['sensitivity'] as RecordView['sensitivity'],
+    sensitivity: was('sensitivity') as RecordView['sensitivity'],
     confidence: Number(n['confidence']),
     validFrom: str(cur['validFrom']),
     validTo: optStr(cur['validTo']),
