@@ -9,9 +9,6 @@ import { createLogger } from './adapters/logger.ts';
 import { nodeTextFiles } from './adapters/files/text-files.ts';
 import { CypherExecutor } from './adapters/neo4j/executor.ts';
 import { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
-import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/handoff-store.ts';
-import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
-import { fileOutboxReader, HandoffService } from './handoff/contract.ts';
 import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { FileKeyStore } from './adapters/keys/file-key-store.ts';
 import { openEvent, sealEvents } from './lifecycle/sealing.ts';
@@ -75,10 +72,8 @@ export interface Muninn {
   readonly retention: RetentionScheduler | undefined;
   /** The steward checks, in a process that projects with MUNINN_STEWARD on. */
   readonly steward: StewardScheduler | undefined;
-  /** The write side and the handoff contract, when this process serves the API. */
-  readonly services:
-    | { readonly writes: WriteService; readonly recall: RecallService; readonly handoff: HandoffService }
-    | undefined;
+  /** The write side, when this process serves the API. */
+  readonly services: { readonly writes: WriteService; readonly recall: RecallService } | undefined;
   stop(): Promise<void>;
 }
 
@@ -176,18 +171,7 @@ export async function loadAdmissionPolicy(file: string | undefined): Promise<Adm
   return parsed.data;
 }
 
-/** The Muninn side of the handoff contract over the configured outbox, its state in Neo4j. */
-export function createHandoffService(config: Config, store: Neo4jGraphStore, logger: Logger): HandoffService {
-  return new HandoffService({
-    stream: config.handoff.stream,
-    outbox: fileOutboxReader(config.handoff.outboxDir),
-    store: neo4jHandoffStateStore(store.db),
-    clock: systemClock,
-    log: logger,
-  });
-}
-
-/** The read, write and recall services over the adapters (the API and `muninn curate` share them). */
+/** The read, write and recall services over the adapters (the API and `muninn eval` share them). */
 export async function buildServices(
   config: Config,
   store: Neo4jGraphStore,
@@ -359,8 +343,7 @@ export async function startMuninn(
     const built = await buildServices(config, store, ledger, waiter, logger, telemetry);
     embedder = built.embedder;
     const { records, writes } = built;
-    const handoff = createHandoffService(config, store, logger);
-    services = { writes, recall: built.recall, handoff };
+    services = { writes, recall: built.recall };
     const erasure = new ErasureService(erasureDeps);
     const holds = new HoldService(erasureDeps);
     const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
@@ -373,14 +356,6 @@ export async function startMuninn(
       verifier,
       clockSkewS: config.auth.clockSkewS,
       logger,
-      handoff: {
-        schema: buildHandoffSchema(handoff),
-        verifier: handoffVerifier(
-          tokenVerifier(config, config.auth.handoffAudience, 'handoff'),
-          neo4jTokenReplayGuard(store.db),
-          config.handoff.maxTokenTtlS,
-        ),
-      },
       corsOrigins: config.corsOrigins,
       formRoutes: devTokenRoute(config),
       telemetry,

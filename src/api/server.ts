@@ -28,14 +28,12 @@ export interface ApiOptions {
   readonly introspection: boolean;
   /** Serve the operator console at /console (off in production unless enabled). */
   readonly console?: boolean;
-  readonly limits: QueryLimits & { readonly maxBodyBytes: number; readonly maxWsSubscriptions: number };
+  readonly limits: ServerLimits;
   readonly verifier: TokenVerifier;
   /** The verifier's clock skew: a WebSocket closes when HTTP would start refusing its token. */
   readonly clockSkewS: number;
   readonly services: ApiServices;
   readonly logger: Logger;
-  /** The Heimdall handoff contract at /handoff: its own schema and credential rules (HTTP only). */
-  readonly handoff?: { readonly schema: GraphQLSchema; readonly verifier: TokenVerifier };
   /** Browser origins allowed to call /graphql (CORS); none when absent. */
   readonly corsOrigins?: readonly string[];
   /** Form-encoded POST endpoints served beside GraphQL (the development token endpoint). */
@@ -45,6 +43,44 @@ export interface ApiOptions {
   /** Where GraphQL operations are counted and timed (Prometheus when enabled). */
   readonly telemetry?: Telemetry;
   /** Liveness is "the process answers"; readiness is this. */
+  readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
+}
+
+export type ServerLimits = QueryLimits & {
+  readonly maxBodyBytes: number;
+  readonly maxWsSubscriptions: number;
+};
+
+/** One GraphQL schema served over HTTP at a path, with its own credential rules. */
+export interface GraphqlEndpoint {
+  readonly schema: GraphQLSchema;
+  readonly verifier: TokenVerifier;
+  readonly introspection: boolean;
+  /** Answer CORS preflights and add CORS headers for the server's `corsOrigins`. */
+  readonly cors?: boolean;
+}
+
+/**
+ * What any Muninn HTTP surface is made of: GraphQL endpoints by path, optionally GraphQL over WebSocket on
+ * one of them, /healthz and /readyz, form routes and the console. The main API (`startApi`) and the
+ * private handoff surface (`muninn handoff serve`) are both this server with different endpoints.
+ */
+export interface GraphqlServerOptions {
+  /** Names the surface in logs ("api", "handoff"). */
+  readonly component: string;
+  readonly host: string;
+  readonly port: number;
+  readonly limits: ServerLimits;
+  readonly logger: Logger;
+  /** Keyed by path; the first one is the surface's `url`. */
+  readonly endpoints: Readonly<Record<string, GraphqlEndpoint>>;
+  /** graphql-ws on the endpoint at `path` (the verifier's clock skew closes sockets in time). */
+  readonly ws?: { readonly path: string; readonly clockSkewS: number };
+  readonly console?: boolean;
+  readonly corsOrigins?: readonly string[];
+  readonly formRoutes?: Readonly<Record<string, FormRoute>>;
+  readonly audit?: AuditLog;
+  readonly telemetry?: Telemetry;
   readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }
 
@@ -67,15 +103,29 @@ export function buildSchema(services: ApiServices): GraphQLSchema {
   });
 }
 
-/** One HTTP server: GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on /graphql, plus probes. */
-export async function startApi(o: ApiOptions): Promise<RunningApi> {
-  const log = o.logger.child({ component: 'api' });
-  const schema = buildSchema(o.services);
+/** The main API: GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on /graphql, plus probes. */
+export function startApi(o: ApiOptions): Promise<RunningApi> {
+  const { services, verifier, introspection, clockSkewS, ...rest } = o;
+  return startGraphqlServer({
+    ...rest,
+    component: 'api',
+    endpoints: { '/graphql': { schema: buildSchema(services), verifier, introspection, cors: true } },
+    ws: { path: '/graphql', clockSkewS },
+  });
+}
+
+/** One HTTP server for the given GraphQL endpoints, plus probes (see GraphqlServerOptions). */
+export async function startGraphqlServer(o: GraphqlServerOptions): Promise<RunningApi> {
+  const log = o.logger.child({ component: o.component });
   const rules = limitRules(o.limits);
-  const server = (s: GraphQLSchema, introspection: boolean) =>
-    new ApolloServer<ApiContext>({
-      schema: s,
-      introspection,
+  const endpoints: Record<
+    string,
+    { apollo: ApolloServer<ApiContext>; verifier: TokenVerifier; cors: boolean }
+  > = {};
+  for (const [path, e] of Object.entries(o.endpoints)) {
+    const apollo = new ApolloServer<ApiContext>({
+      schema: e.schema,
+      introspection: e.introspection,
       includeStacktraceInErrorResponses: false,
       validationRules: rules,
       parseOptions: { maxTokens: o.limits.maxTokens },
@@ -87,18 +137,10 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       ],
       csrfPrevention: true,
     });
-  const apollo = server(schema, o.introspection);
-  await apollo.start();
-  // The handoff endpoint never offers introspection: its only caller knows the contract.
-  const handoff = o.handoff
-    ? { apollo: server(o.handoff.schema, false), verifier: o.handoff.verifier }
-    : null;
-  await handoff?.apollo.start();
+    await apollo.start();
+    endpoints[path] = { apollo, verifier: e.verifier, cors: e.cors ?? false };
+  }
   const consoleAssets = o.console ? loadConsoleAssets() : null;
-  const endpoints: Record<string, { apollo: ApolloServer<ApiContext>; verifier: TokenVerifier }> = {
-    '/graphql': { apollo, verifier: o.verifier },
-    ...(handoff ? { '/handoff': handoff } : {}),
-  };
 
   const http = createServer((req, res) => {
     handle(req, res).catch((e: unknown) => {
@@ -115,8 +157,9 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
+    const endpoint = endpoints[url.pathname];
     // Other origins are served without CORS headers (the browser keeps the response from them).
-    if (url.pathname === '/graphql' && applyCors(req, res, cors) === 'answered') return;
+    if (endpoint?.cors && applyCors(req, res, cors) === 'answered') return;
     const form = o.formRoutes?.[url.pathname];
     if (form) return serveForm(req, res, form, o.limits.maxBodyBytes);
     if (url.pathname === '/readyz') {
@@ -124,7 +167,6 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
       return sendJson(res, r.ready ? 200 : 503, r);
     }
     if (consoleAssets && serveConsole(consoleAssets, req, res, url.pathname)) return;
-    const endpoint = endpoints[url.pathname];
     if (!endpoint) return sendJson(res, 404, { error: 'not found' });
     if (req.method !== 'POST' && req.method !== 'GET')
       return sendJson(res, 405, { error: 'method not allowed' });
@@ -172,16 +214,20 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
     }
   }
 
-  const ws = attachGraphqlWs(http, {
-    path: '/graphql',
-    schema,
-    limits: o.limits,
-    rules,
-    verifier: o.verifier,
-    clockSkewS: o.clockSkewS,
-    log,
-    audit: o.audit ?? noAudit,
-  });
+  const wsEndpoint = o.ws ? o.endpoints[o.ws.path] : undefined;
+  const ws =
+    o.ws && wsEndpoint
+      ? attachGraphqlWs(http, {
+          path: o.ws.path,
+          schema: wsEndpoint.schema,
+          limits: o.limits,
+          rules,
+          verifier: wsEndpoint.verifier,
+          clockSkewS: o.ws.clockSkewS,
+          log,
+          audit: o.audit ?? noAudit,
+        })
+      : undefined;
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
@@ -189,16 +235,15 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
   });
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : o.port;
-  const url = `http://${o.host}:${port}/graphql`;
-  log.info({ url }, 'api listening');
+  const url = `http://${o.host}:${port}${Object.keys(o.endpoints)[0] ?? '/'}`;
+  log.info({ url }, `${o.component} listening`);
   return {
     url,
     port,
     stop: async () => {
-      await ws.dispose();
+      await ws?.dispose();
       await closeServer(http);
-      await apollo.stop();
-      await handoff?.apollo.stop();
+      for (const e of Object.values(endpoints)) await e.apollo.stop();
     },
   };
 }

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
 import { load, ConfigError, type Config } from '../config/index.ts';
-import { hostname } from 'node:os';
-import { auditKey, buildServices, connectAdapters, createHandoffService, runUntilSignal } from '../main.ts';
+import { auditKey, buildServices, connectAdapters, runUntilSignal } from '../main.ts';
 import { verifyAuditDir } from '../adapters/audit/file-audit-log.ts';
 import { ProjectionWaiter } from '../adapters/projection-waiter.ts';
 import { systemClock } from '../ports/clock.ts';
@@ -10,7 +9,6 @@ import { exportOnce, oldestUnpublishedAge } from '../handoff/exporter.ts';
 import { fileSessionSource } from '../handoff/file-source.ts';
 import { httpSessionSource } from '../handoff/http-source.ts';
 import { fileObservationStore } from '../handoff/observation-file.ts';
-import { curateAll } from '../handoff/curator.ts';
 import { servicePrincipal } from '../domain/principal.ts';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -25,6 +23,7 @@ import { rebuild } from '../projector/rebuild.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import { projectCmd } from './project.ts';
 import { mcpCmd } from './mcp.ts';
+import { curateCmd, handoffCmd } from './handoff.ts';
 
 const USAGE = `muninn <command> [options]
 
@@ -61,8 +60,11 @@ Commands:
   mark-test-database [--unmark]
                             mark (or unmark) the connected Neo4j database as a test database (eval --seed
                             refuses any other)
-  curate [--max N]          ingest the next manifests' windows as CANDIDATE drafts, then commit the
-                            handoff checkpoint (MUNINN_CURATOR_TENANT; needs a running projector)
+  handoff serve             the Heimdall handoff contract alone, on its private port (MUNINN_HANDOFF_HOST,
+                            MUNINN_HANDOFF_PORT; /handoff, /healthz, /readyz): Neo4j and the outbox only
+  curate [--max N]          a client of /handoff (MUNINN_HANDOFF_URL, MUNINN_HANDOFF_TOKEN_COMMAND) and of the
+                            API (MUNINN_GRAPHQL_URL, MUNINN_CURATOR_TOKEN): the next manifests' windows become
+                            CANDIDATE drafts, then the handoff checkpoint is committed
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -93,8 +95,11 @@ async function main(argv: string[]): Promise<number> {
         return 2;
       }
       return outboxExport();
+    case 'handoff':
+      // The handoff process needs Neo4j and the outbox, not Kafka.
+      return handoffCmd(rest, load({ KAFKA_BROKERS: 'unused:0', ...process.env }));
     case 'curate':
-      return curate(rest);
+      return curateCmd(rest, clientConfig());
     case 'audit':
       if (rest[0] !== 'verify') {
         process.stderr.write(`unknown audit command ${rest[0] ?? ''}\n\n${USAGE}`);
@@ -309,31 +314,6 @@ async function withServices<T>(
     await a.ledger.close();
     await a.store.close();
   }
-}
-
-async function curate(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { max: { type: 'string' } } });
-  const c = config();
-  const tenant = c.handoff.curatorTenant;
-  if (!tenant) {
-    process.stderr.write('curate needs MUNINN_CURATOR_TENANT (the tenant the drafts are written to)\n');
-    return 2;
-  }
-  return withServices(c, async (built, { store }, logger) => {
-    const principal = servicePrincipal('curator', tenant);
-    const outcomes = await curateAll(
-      {
-        handoff: createHandoffService(c, store, logger),
-        ingest: (ep) => built.writes.ingestEpisode(principal, ep, true),
-        holder: `curator@${hostname()}:${process.pid}`,
-        namespace: c.handoff.curatorNamespace,
-        logger,
-      },
-      values.max ? Number(values.max) : undefined,
-    );
-    process.stdout.write(`${JSON.stringify(outcomes)}\n`);
-    return 0;
-  });
 }
 
 async function evalCmd(args: string[]): Promise<number> {

@@ -17,6 +17,8 @@ export interface GraphQLCall {
 export interface GraphQLFailure {
   readonly code: ErrorCode;
   readonly message: string;
+  /** The error's safe details from `extensions` (e.g. a CONFLICT's `reason`), besides code and retryable. */
+  readonly details?: Readonly<Record<string, string | number | boolean | null>>;
 }
 
 export type GraphQLOutcome =
@@ -70,5 +72,13 @@ function toFailure(e: unknown, status: number): GraphQLFailure {
       : status === 401
         ? 'UNAUTHENTICATED'
         : 'INTERNAL';
-  return { code, message: typeof o.message === 'string' ? o.message : 'error' };
+  const details: Record<string, string | number | boolean | null> = {};
+  for (const [k, v] of Object.entries(o.extensions ?? {}))
+    if (
+      k !== 'code' &&
+      k !== 'retryable' &&
+      (v === null || ['string', 'number', 'boolean'].includes(typeof v))
+    )
+      details[k] = v as string | number | boolean | null;
+  return { code, message: typeof o.message === 'string' ? o.message : 'error', details };
 }

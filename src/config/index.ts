@@ -100,7 +100,14 @@ export const ConfigSchema = z
     MUNINN_EXPORT_QUIET_MS: int(0, 86_400_000).default(120_000),
     MUNINN_EXPORT_SELECTED: z.string().default(''),
     MUNINN_EXPORT_STATE_FILE: z.string().min(1).optional(),
-    MUNINN_CURATOR_TENANT: TenantId.optional(),
+    // `muninn handoff serve`: the handoff contract's own private listener (off unless that command runs).
+    MUNINN_HANDOFF_HOST: z.string().min(1).default('127.0.0.1'),
+    MUNINN_HANDOFF_PORT: int(0, 65535).default(4200),
+    // `muninn curate`, a client of both surfaces: where /handoff is, the command that prints one fresh
+    // single-use handoff token per call, and the curator's own token for the main API.
+    MUNINN_HANDOFF_URL: z.url().optional(),
+    MUNINN_HANDOFF_TOKEN_COMMAND: z.string().min(1).optional(),
+    MUNINN_CURATOR_TOKEN: z.string().min(1).optional(),
     MUNINN_CURATOR_NAMESPACE: NamespacePath.default('handoff'),
     MUNINN_DEFAULT_CLEARANCE: z.enum(['NONE', ...Sensitivities]).default('CONFIDENTIAL'),
     MUNINN_REVIEW_APPROVERS: z.string().default(DEFAULT_APPROVER_RULES),
@@ -294,7 +301,14 @@ export interface Config {
     readonly quietPeriodMs: number;
     readonly selectedWebUiSessions: readonly string[];
     readonly stateFile: string;
-    readonly curatorTenant: string | undefined;
+    /** `muninn handoff serve` listens here. */
+    readonly host: string;
+    readonly port: number;
+    /** The curator's view: the /handoff URL, and how it gets a fresh single-use token (never logged). */
+    readonly url: string;
+    readonly tokenCommand: string | undefined;
+    /** The curator's own token for the main API (MUNINN_GRAPHQL_URL); never logged. */
+    readonly curatorToken: string | undefined;
     readonly curatorNamespace: string;
   };
   /** Browser origins allowed to call /graphql and the MCP bridge (CORS); none by default. */
@@ -446,7 +460,11 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         .map((x) => x.trim())
         .filter(Boolean),
       stateFile: c.MUNINN_EXPORT_STATE_FILE ?? `${c.MUNINN_STATE_DIR}/export-state.json`,
-      curatorTenant: c.MUNINN_CURATOR_TENANT,
+      host: c.MUNINN_HANDOFF_HOST,
+      port: c.MUNINN_HANDOFF_PORT,
+      url: c.MUNINN_HANDOFF_URL ?? `http://${c.MUNINN_HANDOFF_HOST}:${c.MUNINN_HANDOFF_PORT}/handoff`,
+      tokenCommand: c.MUNINN_HANDOFF_TOKEN_COMMAND,
+      curatorToken: c.MUNINN_CURATOR_TOKEN,
       curatorNamespace: c.MUNINN_CURATOR_NAMESPACE,
     },
     access: {

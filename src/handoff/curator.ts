@@ -14,11 +14,26 @@ import type { Logger } from '../ports/logger.ts';
 import type { HandoffService } from './contract.ts';
 import { WINDOW_SCHEMA } from './minimize.ts';
 
-/** What the curator needs of the handoff contract (the HandoffService, or a GraphQL client of /handoff). */
-export type HandoffPort = Pick<
-  HandoffService,
-  'checkpoint' | 'manifests' | 'acquireLease' | 'renewLease' | 'window' | 'commit'
->;
+/**
+ * What the curator needs of the handoff contract: `muninn curate` uses a GraphQL client of /handoff
+ * (src/client/handoff.ts); the HandoffService itself fits too. Only the fields the curator reads.
+ */
+export interface HandoffPort {
+  checkpoint(): Promise<{ readonly seq: number }>;
+  manifests(input: { after?: number; first?: number }): Promise<{
+    readonly items: ReadonlyArray<{
+      readonly seq: number;
+      readonly hash: string;
+      readonly objects: readonly string[];
+    }>;
+  }>;
+  acquireLease(input: Parameters<HandoffService['acquireLease']>[0]): Promise<{ readonly leaseId: string }>;
+  renewLease(input: Parameters<HandoffService['renewLease']>[0]): Promise<{ readonly leaseId: string }>;
+  window(objectId: string): Promise<{ readonly content: string }>;
+  commit(
+    input: Parameters<HandoffService['commit']>[0],
+  ): Promise<{ readonly seq: number; readonly repeated: boolean }>;
+}
 
 /** An ingest receipt as far as the curator cares: PENDING means "not persisted yet". */
 export interface IngestReceipt {
@@ -39,7 +54,10 @@ export interface EpisodeDraft {
 
 export interface CuratorDeps {
   readonly handoff: HandoffPort;
-  /** Ingests one episode and waits for its projection (the WriteService, bound to the curator's principal). */
+  /**
+   * Ingests one episode and waits for its projection: the main API's ingestEpisode with `await: true`
+   * under the curator's own token (src/client/handoff.ts), or the WriteService bound to a principal.
+   */
   readonly ingest: (episode: EpisodeDraft) => Promise<readonly IngestReceipt[]>;
   readonly holder: string;
   /** Root namespace; each window lands in `<root>/<source>/<owner pseudonym>`. */

@@ -8,15 +8,18 @@ import { exportOnce } from '../../src/handoff/exporter.ts';
 import { fileObservationStore } from '../../src/handoff/observation-file.ts';
 import type { SessionSource } from '../../src/handoff/ports.ts';
 import { curateAll, type EpisodeDraft } from '../../src/handoff/curator.ts';
-import { servicePrincipal } from '../../src/domain/principal.ts';
+import { apiIngest, httpCuratorDeps } from '../../src/client/handoff.ts';
+import { isMuninnError } from '../../src/domain/errors.ts';
+import { startHandoff, type RunningHandoff } from '../../src/handoff-process.ts';
 import { containsSecret } from '../../src/ingest/screen.ts';
-import { freshTenant, gql, startApp, type TestApp } from '../support/harness.ts';
+import { freshTenant, gql, startApp, testConfig, type TestApp } from '../support/harness.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 
 /**
- * The Heimdall handoff contract end to end: /handoff on the real service (state in Neo4j), an outbox
- * written by the exporter, and the curator turning windows into CANDIDATE drafts through the ingest
- * pipeline. Seed 000's canaries for credentials, disclosure, leases, checkpoints, restart and failure.
+ * The Heimdall handoff contract end to end: /handoff on its own process (`startHandoff`, what `muninn
+ * handoff serve` runs; state in Neo4j), an outbox written by the exporter, and the curator as an HTTP
+ * client of /handoff and of the main API (what `muninn curate` runs) turning windows into CANDIDATE
+ * drafts. Seed 000's canaries for credentials, disclosure, leases, checkpoints, restart and failure.
  */
 
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hermes');
@@ -28,12 +31,18 @@ let outbox: string;
 let stream: string;
 let tenant: string;
 let app: TestApp;
+let handoff: RunningHandoff;
 const overrides = () => ({
   MUNINN_OUTBOX_DIR: outbox,
   MUNINN_HANDOFF_STREAM: stream,
-  MUNINN_CURATOR_TENANT: tenant,
   MUNINN_AUTH_CLOCK_SKEW_S: '1',
 });
+/** The handoff process beside the app: same dev keys (state dir), its own port. */
+const startHandoffProcess = () =>
+  startHandoff(
+    testConfig({ ...overrides(), MUNINN_STATE_DIR: app.config.stateDir, MUNINN_HANDOFF_PORT: '0' }),
+    silentLogger,
+  );
 
 /** N allowlisted, quiet, complete sessions built from the stable fixture, each with its own text. */
 async function sessions(n: number, tag: string): Promise<SessionSource> {
@@ -85,7 +94,7 @@ const handoffToken = (o: { scopes?: string[]; ttlSeconds?: number; audience?: st
     ttlSeconds: o.ttlSeconds ?? 120,
     audience: o.audience ?? app.config.auth.handoffAudience,
   });
-const hurl = () => app.url.replace(/\/graphql$/, '/handoff');
+const hurl = () => handoff.url;
 async function h<T = Record<string, unknown>>(
   query: string,
   variables?: Record<string, unknown>,
@@ -125,8 +134,36 @@ beforeAll(async () => {
   tenant = freshTenant('curated');
   await publish(3, 'a');
   app = await startApp(overrides());
+  handoff = await startHandoffProcess();
 });
-afterAll(async () => app?.stop());
+afterAll(async () => {
+  await handoff?.stop();
+  await app?.stop();
+});
+
+describe('process topology', () => {
+  it('the main API does not serve /handoff; the handoff process serves only /handoff and its probes', async () => {
+    const onApi = await fetch(app.url.replace(/\/graphql$/, '/handoff'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${await handoffToken()}` },
+      body: JSON.stringify({ query: '{ checkpoint { seq } }' }),
+    });
+    expect(onApi.status).toBe(404);
+    const base = handoff.url.replace(/\/handoff$/, '');
+    expect(base).not.toBe(app.url.replace(/\/graphql$/, ''));
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${base}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({
+      ready: true,
+      checks: { neo4j: 'ok', migrations: 'ok', outbox: 'ok' },
+    });
+    expect((await fetch(`${base}/graphql`, { method: 'POST' })).status).toBe(404);
+    // a main-API token opens nothing on the handoff surface
+    const apiToken = await app.token({ tenant: 'heimdall', sub: 'heimdall', scopes: ['admin', 'handoff'] });
+    expect(code(await gql(hurl(), apiToken, '{ checkpoint { seq } }'))).toBe('UNAUTHENTICATED');
+  });
+});
 
 describe('credentials', () => {
   it('unauthenticated, invalid, expired, wrong-audience, scope-less, long-lived and replayed credentials fail', async () => {
@@ -257,12 +294,12 @@ describe('leases and the checkpoint', () => {
     );
   });
 
-  it('a restart of the service between lease and commit changes no object, manifest or checkpoint', async () => {
+  it('a restart of the handoff process between lease and commit changes no object, manifest or checkpoint', async () => {
     const before = await snapshot();
     const cp = (await h<{ checkpoint: { seq: number } }>('{ checkpoint { seq manifestHash } }')).data!
       .checkpoint;
-    await app.stop();
-    app = await startApp(overrides());
+    await handoff.stop();
+    handoff = await startHandoffProcess();
     expect(await snapshot()).toEqual(before);
     expect(
       (await h<{ checkpoint: { seq: number } }>('{ checkpoint { seq manifestHash } }')).data!.checkpoint,
@@ -273,63 +310,107 @@ describe('leases and the checkpoint', () => {
   });
 });
 
-describe('curator', () => {
-  it('an injected ingest failure leaves the checkpoint unchanged; the retry creates no duplicate drafts; drafts are CANDIDATE with provenance', async () => {
-    // A fresh stream for the curator: 2 new windows.
-    stream = `e2e-${randomUUID().slice(0, 8)}`;
-    outbox = join(dir, 'outbox-curator');
-    await publish(2, 'c');
-    await app.stop();
-    app = await startApp(overrides());
-    const services = app.m.services!;
-    const principal = servicePrincipal('curator', tenant);
-    let calls = 0;
-    const failing = async (ep: EpisodeDraft) => {
-      calls++;
-      const receipts = await services.writes.ingestEpisode(principal, ep, true);
-      if (calls === 2) throw new Error('injected ingest failure after the second window was written');
-      return receipts;
-    };
-    const deps = (
-      ingest: (ep: EpisodeDraft) => Promise<readonly { outcome: string; recordId: string | null }[]>,
-    ) => ({
-      handoff: services.handoff,
-      ingest,
-      holder: 'curator-test',
+describe('curator (an HTTP client of /handoff and of the main API)', () => {
+  const HOLDER = 'curator-test';
+  const curatorToken = () => app.token({ tenant, sub: 'curator', scopes: ['read', 'write'] });
+  const deps = (
+    o: {
+      handoffToken?: () => Promise<string>;
+      apiToken?: () => Promise<string>;
+      wrap?: (
+        ingest: (ep: EpisodeDraft) => Promise<readonly { outcome: string; recordId: string | null }[]>,
+      ) => (ep: EpisodeDraft) => Promise<readonly { outcome: string; recordId: string | null }[]>;
+    } = {},
+  ) => {
+    const d = httpCuratorDeps({
+      handoffUrl: hurl(),
+      handoffToken: o.handoffToken ?? (() => handoffToken()),
+      apiUrl: app.url,
+      apiToken: o.apiToken ?? curatorToken,
+      holder: HOLDER,
       namespace: 'handoff',
       logger: silentLogger,
     });
+    return o.wrap ? { ...d, ingest: o.wrap(apiIngest(app.url, o.apiToken ?? curatorToken)) } : d;
+  };
+  const checkpoint = async () =>
+    (await h<{ checkpoint: { seq: number } }>('{ checkpoint { seq } }')).data!.checkpoint.seq;
+  const count = async () => {
+    const token = await app.token({ tenant, sub: 'reviewer', scopes: ['read'] });
+    const r = await app.gql<{
+      records: {
+        totalCount: number;
+        nodes: Array<{
+          status: string;
+          class: string;
+          statement: { text: string };
+          sources: Array<{ episodeId: string }>;
+          changesetId: string;
+        }>;
+      };
+    }>(
+      token,
+      `{ records(filter: {namespace: "handoff", statuses: [CANDIDATE, ACTIVE, CONTESTED]}, first: 500) { totalCount nodes { status changesetId class statement { text } sources { episodeId start end } } } }`,
+    );
+    expect(r.errors).toBeUndefined();
+    return r.data!.records;
+  };
+  const rejection = async (p: Promise<unknown>) => {
+    const e: unknown = await p.then(
+      () => null,
+      (x: unknown) => x,
+    );
+    expect(isMuninnError(e), String(e)).toBe(true);
+    return e as { code: string; message: string };
+  };
+
+  beforeAll(async () => {
+    // A fresh stream for the curator: 2 new windows, one per manifest.
+    stream = `e2e-${randomUUID().slice(0, 8)}`;
+    outbox = join(dir, 'outbox-curator');
+    await publish(2, 'c');
+    await handoff.stop();
+    handoff = await startHandoffProcess();
+  });
+
+  it('a bad handoff token or a bad API token is a typed error and commits nothing', async () => {
+    const badHandoff = await rejection(curateAll(deps({ handoffToken: async () => 'not.a.jwt' })));
+    expect(badHandoff.code).toBe('UNAUTHENTICATED');
+    // an API token is not a handoff token
+    const apiAsHandoff = await rejection(curateAll(deps({ handoffToken: curatorToken })));
+    expect(apiAsHandoff.code).toBe('UNAUTHENTICATED');
+    // a handoff token is not an API token: refused at the first ingest, after the lease
+    const badApi = await rejection(curateAll(deps({ apiToken: () => handoffToken() })));
+    expect(badApi.code).toBe('UNAUTHENTICATED');
+    const readOnly = await rejection(
+      curateAll(deps({ apiToken: () => app.token({ tenant, sub: 'curator', scopes: ['read'] }) })),
+    );
+    expect(readOnly.code).toBe('FORBIDDEN');
+    for (const e of [badHandoff, apiAsHandoff, badApi, readOnly]) expect(e.message).not.toMatch(/eyJ/);
+    expect(await checkpoint()).toBe(0);
+    expect((await count()).totalCount).toBe(0);
+  }, 120_000);
+
+  it('an injected failure after drafts were written leaves the checkpoint; the retry creates no duplicate drafts; drafts are CANDIDATE with provenance', async () => {
+    let calls = 0;
+    const failing = deps({
+      wrap: (ingest) => async (ep) => {
+        calls++;
+        const receipts = await ingest(ep);
+        if (calls === 2) throw new Error('injected failure after the second window was written');
+        return receipts;
+      },
+    });
     // One window per manifest: the first step commits seq 1; the second writes its drafts, then fails.
-    await expect(curateAll(deps(failing))).rejects.toThrow(/injected/);
-    expect((await services.handoff.checkpoint()).seq).toBe(1);
-    const count = async () => {
-      const token = await app.token({ tenant, sub: 'reviewer', scopes: ['read'] });
-      const r = await app.gql<{
-        records: {
-          totalCount: number;
-          nodes: Array<{
-            status: string;
-            class: string;
-            statement: { text: string };
-            sources: Array<{ episodeId: string }>;
-            changesetId: string;
-          }>;
-        };
-      }>(
-        token,
-        `{ records(filter: {namespace: "handoff", statuses: [CANDIDATE, ACTIVE, CONTESTED]}, first: 500) { totalCount nodes { status changesetId class statement { text } sources { episodeId start end } } } }`,
-      );
-      expect(r.errors).toBeUndefined();
-      return r.data!.records;
-    };
+    await expect(curateAll(failing)).rejects.toThrow(/injected/);
+    expect(await checkpoint()).toBe(1);
     const afterFailure = await count();
     expect(afterFailure.totalCount).toBeGreaterThan(0);
     // The same holder resumes under its still-live lease (a renewal); another holder would wait for it.
-    const done = await curateAll({
-      ...deps((ep) => services.writes.ingestEpisode(principal, ep, true)),
-    });
+    const done = await curateAll(deps());
     expect(done.map((o) => o.kind)).toEqual(['committed', 'idle']);
-    expect((await services.handoff.checkpoint()).seq).toBe(2);
+    expect(done[0]).toMatchObject({ kind: 'committed', seq: 2, windows: 1, repeated: false });
+    expect(await checkpoint()).toBe(2);
     const after = await count();
     // Both windows were ingested before the injected failure; the retry re-ingested the second with the
     // same keys (derived from the object id): not one draft more.
@@ -343,13 +424,7 @@ describe('curator', () => {
       expect(n.changesetId).toMatch(/^handoff:seq:\d+$/);
     }
     // A third run finds nothing to do and changes nothing.
-    expect(
-      (
-        await curateAll({
-          ...deps((ep) => services.writes.ingestEpisode(principal, ep, true)),
-        })
-      ).map((o) => o.kind),
-    ).toEqual(['idle']);
+    expect((await curateAll(deps())).map((o) => o.kind)).toEqual(['idle']);
     expect((await count()).totalCount).toBe(after.totalCount);
-  }, 120_000);
+  }, 180_000);
 });
