@@ -1,17 +1,13 @@
-import { nodeTextFiles } from '../../src/adapters/files/text-files.ts';
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exportOnce } from '../../src/handoff/exporter.ts';
-import { fileObservationStore } from '../../src/handoff/observation-file.ts';
-import type { SessionSource } from '../../src/handoff/ports.ts';
 import { curateAll, type EpisodeDraft } from '../../src/handoff/curator.ts';
-import { apiIngest, httpCuratorDeps } from '../../src/client/handoff.ts';
+import { apiIngest, handoffClient, httpCuratorDeps } from '../../src/client/handoff.ts';
 import { isMuninnError } from '../../src/domain/errors.ts';
 import { startHandoff, type RunningHandoff } from '../../src/handoff-process.ts';
-import { containsSecret } from '../../src/ingest/screen.ts';
+import { publishWindows, TRANSCRIPT_TEXTS as TEXTS } from '../support/outbox-fixture.ts';
 import { freshTenant, gql, startApp, testConfig, type TestApp } from '../support/harness.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 
@@ -21,10 +17,6 @@ import { silentLogger } from '../../src/ports/logger.ts';
  * client of /handoff and of the main API (what `muninn curate` runs) turning windows into CANDIDATE
  * drafts. Seed 000's canaries for credentials, disclosure, leases, checkpoints, restart and failure.
  */
-
-const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hermes');
-const KEY = { keyId: 'k-e2e', secret: Buffer.alloc(32, 9) };
-const TEXTS = ['SYNTH-HANDOFF-USER-TEXT', 'SYNTH-HANDOFF-ASSISTANT-TEXT'];
 
 let dir: string;
 let outbox: string;
@@ -44,47 +36,7 @@ const startHandoffProcess = () =>
     silentLogger,
   );
 
-/** N allowlisted, quiet, complete sessions built from the stable fixture, each with its own text. */
-async function sessions(n: number, tag: string): Promise<SessionSource> {
-  const base = JSON.parse(await readFile(join(FIXTURES, 'signal-stable.json'), 'utf8')) as {
-    id: string;
-    messages: Array<{ role: string; content: string | null }>;
-  };
-  const all = Array.from({ length: n }, (_, i) => {
-    const s = structuredClone(base);
-    s.id = `sess-${tag}-${i}`;
-    for (const m of s.messages) {
-      if (m.role === 'user') m.content = `${TEXTS[0]} ${tag}-${i}: we decided the garden gets tomatoes.`;
-      if (m.role === 'assistant' && m.content) m.content = `${TEXTS[1]} ${tag}-${i}: noted, tomatoes it is.`;
-    }
-    return s as unknown as Record<string, unknown>;
-  });
-  return {
-    listSessions: async () =>
-      all.map((s) => ({
-        id: String(s['id']),
-        source: 'signal',
-        owner: 'owner-alice',
-        revision: String(s['revision']),
-      })),
-    getSession: async (id) => structuredClone(all.find((s) => s['id'] === id)),
-  };
-}
-
-/** Two runs (first observation, then the unchanged second): publishes one window per session. */
-async function publish(n: number, tag: string): Promise<void> {
-  const source = await sessions(n, tag);
-  const store = fileObservationStore(join(dir, `state-${tag}.json`), nodeTextFiles);
-  const cfg = {
-    outboxDir: outbox,
-    allowlist: [{ source: 'signal', owner: 'owner-alice' }],
-    quietPeriodMs: 0,
-    selectedWebUiSessions: [],
-  };
-  const deps = { source, store, clock: { now: () => new Date() }, detectSecret: containsSecret, key: KEY };
-  expect((await exportOnce(deps, cfg)).published).toBe(0);
-  expect((await exportOnce(deps, cfg)).published).toBe(n);
-}
+const publish = (n: number, tag: string) => publishWindows(outbox, dir, n, tag);
 
 const handoffToken = (o: { scopes?: string[]; ttlSeconds?: number; audience?: string } = {}) =>
   app.token({
@@ -361,7 +313,7 @@ describe('curator (an HTTP client of /handoff and of the main API)', () => {
       (x: unknown) => x,
     );
     expect(isMuninnError(e), String(e)).toBe(true);
-    return e as { code: string; message: string };
+    return e as { code: string; message: string; details: Record<string, unknown> };
   };
 
   beforeAll(async () => {
@@ -387,6 +339,15 @@ describe('curator (an HTTP client of /handoff and of the main API)', () => {
     );
     expect(readOnly.code).toBe('FORBIDDEN');
     for (const e of [badHandoff, apiAsHandoff, badApi, readOnly]) expect(e.message).not.toMatch(/eyJ/);
+    // a contract refusal keeps its code and reason through the client
+    const skip = await rejection(
+      handoffClient(hurl(), () => handoffToken()).commit({
+        seq: 2,
+        manifestHash: 'a'.repeat(64),
+        leaseId: 'x',
+      }),
+    );
+    expect(skip).toMatchObject({ code: 'CONFLICT', details: { reason: 'not-next-seq' } });
     expect(await checkpoint()).toBe(0);
     expect((await count()).totalCount).toBe(0);
   }, 120_000);
