@@ -30,7 +30,7 @@ export interface RunningHandoff {
 }
 
 /** The Muninn side of the handoff contract over the configured outbox, its state in Neo4j. */
-export function createHandoffService(
+function createHandoffService(
   config: Config,
   db: CypherExecutor,
   logger: Logger,
@@ -92,35 +92,41 @@ export async function startHandoff(
       },
       audit,
       ...(telemetry ? { telemetry } : {}),
-      readiness: async () => {
-        const checks: Record<string, string> = {};
-        let ready = true;
-        try {
-          await store.admin.ping();
-          const migrated = await store.admin.migrationsApplied();
-          checks['neo4j'] = 'ok';
-          checks['migrations'] = migrated ? 'ok' : 'pending';
-          ready &&= migrated;
-        } catch {
-          checks['neo4j'] = 'unreachable';
-          ready = false;
-        }
-        // A directory listing only: the chain itself is verified on every contract call.
-        try {
-          await outbox.counts();
-          checks['outbox'] = 'ok';
-        } catch {
-          checks['outbox'] = 'unreadable';
-          ready = false;
-        }
-        return { ready, checks };
-      },
+      readiness: () => readiness(store, outbox),
     });
     return { url: server.url, port: server.port, service, metrics, stop };
   } catch (e) {
     await stop().catch(() => undefined);
     throw e;
   }
+}
+
+/** Ready when Neo4j answers with its migrations applied and the outbox can be listed. */
+async function readiness(
+  store: Neo4jGraphStore,
+  outbox: OutboxReader,
+): Promise<{ ready: boolean; checks: Record<string, string> }> {
+  const checks: Record<string, string> = {};
+  let ready = true;
+  try {
+    await store.admin.ping();
+    const migrated = await store.admin.migrationsApplied();
+    checks['neo4j'] = 'ok';
+    checks['migrations'] = migrated ? 'ok' : 'pending';
+    ready &&= migrated;
+  } catch {
+    checks['neo4j'] = 'unreachable';
+    ready = false;
+  }
+  // A directory listing only: the chain itself is verified on every contract call.
+  try {
+    await outbox.counts();
+    checks['outbox'] = 'ok';
+  } catch {
+    checks['outbox'] = 'unreadable';
+    ready = false;
+  }
+  return { ready, checks };
 }
 
 /** Run until SIGINT/SIGTERM, then stop accepting and close. */
