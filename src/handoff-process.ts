@@ -5,6 +5,7 @@ import { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
 import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/handoff-store.ts';
 import { ensureDevKeys } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
+import { OtelAuditLog, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
 import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapters/metrics/prometheus.ts';
 import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { startGraphqlServer, type RunningApi } from './api/server.ts';
@@ -55,11 +56,13 @@ export async function startHandoff(
   let metrics: RunningMetrics | undefined;
   let audit: FileAuditLog | undefined;
   let server: RunningApi | undefined;
+  const otlp = config.otlpEndpoint ? startOtlp(config.otlpEndpoint) : undefined;
   const stop = async () => {
     await server?.stop();
     await audit?.close();
     await metrics?.stop();
     await store.admin.close();
+    await otlp?.shutdown();
   };
   try {
     // Idempotent, as in every other process: the handoff state's constraints exist before the first lease.
@@ -90,7 +93,8 @@ export async function startHandoff(
           introspection: false,
         },
       },
-      audit,
+      // As on the API: each operation one audit entry and, with MUNINN_OTLP_ENDPOINT, one span.
+      audit: teeAudit(audit, new OtelAuditLog()),
       ...(telemetry ? { telemetry } : {}),
       readiness: () => readiness(store, outbox),
     });
