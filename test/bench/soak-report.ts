@@ -38,7 +38,14 @@ export interface RssSummary {
   readonly growthPct: number;
   /** Least-squares slope over the second half of the load, MiB per minute. */
   readonly secondHalfSlopeMiBPerMin: number;
+  /**
+   * The same over the lowest sample of each 30 s window (the floor after garbage collections): garbage
+   * raises the peaks of the saw-tooth, a leak raises its floor. Reported, not judged.
+   */
+  readonly floorSlopeMiBPerMin: number;
 }
+
+const FLOOR_WINDOW_S = 30;
 
 /**
  * "Memory stays flat": start (after the warm-up, when caches, JIT and pools have filled), end, max,
@@ -51,6 +58,11 @@ export function summarizeRss(samples: readonly RssSample[], warmupS: number, loa
   const start = mib(after[0]?.kib ?? NaN);
   const end = mib(after[after.length - 1]?.kib ?? NaN);
   const half = samples.filter((s) => s.t >= loadS / 2).map((s) => ({ x: s.t / 60, y: mib(s.kib) }));
+  const floors = new Map<number, { x: number; y: number }>();
+  for (const p of half) {
+    const w = Math.floor((p.x * 60) / FLOOR_WINDOW_S);
+    if (!floors.has(w) || p.y < floors.get(w)!.y) floors.set(w, p);
+  }
   return {
     samples: samples.length,
     startMiB: start,
@@ -59,6 +71,7 @@ export function summarizeRss(samples: readonly RssSample[], warmupS: number, loa
     growthMiB: end - start,
     growthPct: (100 * (end - start)) / start,
     secondHalfSlopeMiBPerMin: slope(half),
+    floorSlopeMiBPerMin: slope([...floors.values()]),
   };
 }
 
@@ -141,7 +154,8 @@ export function formatSoak(r: SoakReport): string[] {
     `  ledger: ${r.ledger.events} events (${r.ledger.keys} commands) — projection: ${r.projection.receipts} receipts, ` +
       `${r.unprojected} unprojected, caught up ${r.projection.caughtUp ? 'yes' : 'NO'} ${f1(r.projection.drainSeconds)} s after the load`,
     `  RSS of the muninn process: start ${f1(r.rss.startMiB)} MiB (after warm-up), end ${f1(r.rss.endMiB)}, max ${f1(r.rss.maxMiB)}; ` +
-      `growth ${f1(r.rss.growthMiB)} MiB (${f1(r.rss.growthPct)} %); second-half slope ${r.rss.secondHalfSlopeMiBPerMin.toFixed(2)} MiB/min (${r.rss.samples} samples)`,
+      `growth ${f1(r.rss.growthMiB)} MiB (${f1(r.rss.growthPct)} %); second-half slope ${r.rss.secondHalfSlopeMiBPerMin.toFixed(2)} MiB/min ` +
+      `(of its ${FLOOR_WINDOW_S} s floors ${r.rss.floorSlopeMiBPerMin.toFixed(2)}; ${r.rss.samples} samples)`,
     `  muninn logged ${r.serverErrors.length} error lines; exit code after SIGTERM ${r.exitCode}`,
     ...r.serverErrors.slice(0, 5).map((l) => `    ${l.slice(0, 300)}`),
   );

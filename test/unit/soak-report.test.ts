@@ -65,6 +65,18 @@ describe('RSS summary', () => {
     expect(s.growthMiB).toBe(5);
     expect(s.growthPct).toBeCloseTo(2.5, 10);
     expect(s.secondHalfSlopeMiBPerMin).toBeCloseTo(1, 10);
+    expect(s.floorSlopeMiBPerMin).toBeCloseTo(1, 10);
+  });
+
+  it('a saw-tooth whose floor stays put has a flat floor slope', () => {
+    // Garbage piles up for 29 s, then a collection brings RSS back to 300 MiB; the peaks rise over time.
+    const samples = Array.from({ length: 601 }, (_, t) => ({
+      t,
+      kib: 1024 * (300 + (t % 30) * (1 + t / 300)),
+    }));
+    const s = summarizeRss(samples, 60, 600);
+    expect(s.secondHalfSlopeMiBPerMin).toBeGreaterThan(0);
+    expect(s.floorSlopeMiBPerMin).toBeCloseTo(0, 10);
   });
 });
 
