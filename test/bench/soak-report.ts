@@ -71,7 +71,8 @@ export function summarizeRss(samples: readonly RssSample[], warmupS: number, loa
     growthMiB: end - start,
     growthPct: (100 * (end - start)) / start,
     secondHalfSlopeMiBPerMin: slope(half),
-    floorSlopeMiBPerMin: slope([...floors.values()]),
+    // Two windows make a line through any two points: too few to call a trend.
+    floorSlopeMiBPerMin: floors.size >= 3 ? slope([...floors.values()]) : NaN,
   };
 }
 
@@ -131,6 +132,7 @@ export function soakProblems(r: SoakReport, maxSlopeMiBPerMin: number): string[]
 }
 
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '–');
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '–');
 
 export function formatSoak(r: SoakReport): string[] {
   const t = totals(r.tally);
@@ -155,7 +157,7 @@ export function formatSoak(r: SoakReport): string[] {
       `${r.unprojected} unprojected, caught up ${r.projection.caughtUp ? 'yes' : 'NO'} ${f1(r.projection.drainSeconds)} s after the load`,
     `  RSS of the muninn process: start ${f1(r.rss.startMiB)} MiB (after warm-up), end ${f1(r.rss.endMiB)}, max ${f1(r.rss.maxMiB)}; ` +
       `growth ${f1(r.rss.growthMiB)} MiB (${f1(r.rss.growthPct)} %); second-half slope ${r.rss.secondHalfSlopeMiBPerMin.toFixed(2)} MiB/min ` +
-      `(of its ${FLOOR_WINDOW_S} s floors ${r.rss.floorSlopeMiBPerMin.toFixed(2)}; ${r.rss.samples} samples)`,
+      `(of its ${FLOOR_WINDOW_S} s floors ${f2(r.rss.floorSlopeMiBPerMin)}; ${r.rss.samples} samples)`,
     `  muninn logged ${r.serverErrors.length} error lines; exit code after SIGTERM ${r.exitCode}`,
     ...r.serverErrors.slice(0, 5).map((l) => `    ${l.slice(0, 300)}`),
   );
