@@ -136,6 +136,10 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
         apolloAuditPlugin<ApiContext>(o.audit ?? noAudit, log),
       ],
       csrfPrevention: true,
+      // Muninn drains on SIGTERM itself (main.ts: stop accepting, finish the batch in flight, close).
+      // Apollo's own handler would stop just Apollo and then re-raise the signal, killing the process
+      // mid-drain (it only stays out of the way when NODE_ENV=test, so tests never saw it).
+      stopOnTerminationSignals: false,
     });
     await apollo.start();
     endpoints[path] = { apollo, verifier: e.verifier, cors: e.cors ?? false };

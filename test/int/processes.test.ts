@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpSync, createWriteStream, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +8,7 @@ import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts
 import { connectAdapters } from '../../src/main.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
+import { freePort, spawnServe, waitReady } from '../support/processes.ts';
 import { caughtUp, gql, PROPOSE, proposal, REVISE, testConfig, type GqlResult } from '../support/harness.ts';
 
 /**
@@ -32,19 +32,7 @@ const env = {
 };
 const config = testConfig(env);
 const { store, ledger, decode } = connectAdapters(config, silentLogger);
-const root = new URL('../../', import.meta.url).pathname;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Proc {
   readonly child: ChildProcess;
@@ -59,25 +47,20 @@ interface Proc {
 function spawnRole(role: 'api' | 'projector', keysFrom: string, port: number): Proc {
   const stateDir = mkdtempSync(join(tmpdir(), `muninn-procs-${role}-`));
   cpSync(join(keysFrom, 'dev-keys'), join(stateDir, 'dev-keys'), { recursive: true });
-  const child = spawn(process.execPath, ['bin/muninn', 'serve', '--role', role], {
-    cwd: root,
-    env: {
-      ...process.env,
-      NEO4J_URI: config.neo4j.uri,
-      KAFKA_BROKERS: config.kafka.brokers.join(','),
-      MUNINN_STATE_DIR: stateDir,
-      MUNINN_KEY_DIR: config.erasure.keyDir,
-      MUNINN_PORT: String(port),
-      MUNINN_HOST: '127.0.0.1',
-      MUNINN_LOG_LEVEL: 'debug',
-      MUNINN_AWAIT_TIMEOUT_MS: '60000',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const { child, exited } = spawnServe(role, {
+    NEO4J_URI: config.neo4j.uri,
+    KAFKA_BROKERS: config.kafka.brokers.join(','),
+    MUNINN_STATE_DIR: stateDir,
+    MUNINN_KEY_DIR: config.erasure.keyDir,
+    MUNINN_PORT: String(port),
+    MUNINN_HOST: '127.0.0.1',
+    MUNINN_LOG_LEVEL: 'debug',
+    MUNINN_AWAIT_TIMEOUT_MS: '60000',
+    ...env,
   });
   let onBusy!: () => void;
   const busy = new Promise<void>((r) => (onBusy = r));
-  const proc: Proc = { child, exited: new Promise((r) => child.once('exit', () => r())), busy, batches: [] };
+  const proc: Proc = { child, exited: exited.then(() => undefined), busy, batches: [] };
   if (process.env['PROCESSES_TEST_LOGS'])
     child.stderr!.pipe(createWriteStream(join(process.env['PROCESSES_TEST_LOGS'], `${role}-${port}.log`)));
   child.stderr!.on('data', (b: Buffer) => {
@@ -91,19 +74,6 @@ function spawnRole(role: 'api' | 'projector', keysFrom: string, port: number): P
     }
   });
   return proc;
-}
-
-async function ready(url: string): Promise<void> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const ok = await fetch(`${url}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`${url} not ready within 120 s`);
-    await sleep(250);
-  }
 }
 
 /**
@@ -142,7 +112,7 @@ describe('2 API and 2 projector processes on a 4-partition topic', () => {
     const projectors = [spawnRole('projector', keys, ports[2]!), spawnRole('projector', keys, ports[3]!)];
     procs.push(...apis, ...projectors);
     const urls = ports.slice(0, 2).map((p) => `http://127.0.0.1:${p}`);
-    await Promise.all(urls.map(ready));
+    await Promise.all(urls.map((u) => waitReady(u)));
 
     const tenants = Array.from({ length: TENANTS }, (_, i) => `procs-${suffix}-${i}`);
     const tokens = await Promise.all(

@@ -95,11 +95,13 @@ export async function gql<T>(
   token: string | undefined,
   query: string,
   variables?: Record<string, unknown>,
+  timeoutMs?: number,
 ): Promise<GqlResult<T>> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify({ query, variables }),
+    ...(timeoutMs ? { signal: AbortSignal.timeout(timeoutMs) } : {}),
   });
   const body = (await res.json()) as { data?: T; errors?: GqlResult<T>['errors'] };
   return { status: res.status, data: body.data, errors: body.errors };

@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { expect } from 'vitest';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -10,24 +8,13 @@ import { startMcpHttpBridge } from '../../src/cli/mcp.ts';
 import type { RunningMcpHttp } from '../../src/mcp/http.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { endpoints, startApp, type TestApp } from './harness.ts';
+import { freePort, REPO_ROOT } from './processes.ts';
 
 /** Helpers for driving the MCP bridge with the SDK's own client, over either transport. */
-export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+export const REPO = REPO_ROOT;
 
 /** Starting `node --import tsx` on a loaded 2-core machine can take more than the SDK's default minute. */
 const CONNECT_TIMEOUT_MS = 180_000;
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export async function httpClient(url: string, token: string | undefined): Promise<Client> {
   const transport = new StreamableHTTPClientTransport(new URL(url), {
