@@ -22,7 +22,7 @@ import { HoldService } from './lifecycle/holds.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
-import { OtelAuditLog, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
+import { OtelAuditLog, otelTracing, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
 import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
@@ -328,6 +328,7 @@ export async function startMuninn(
       decode,
       onApplied: (p, o) => waiter.notify(p, o),
       telemetry,
+      tracing: otelTracing,
     });
     await projector.start();
   }
@@ -384,6 +385,7 @@ export async function startMuninn(
       corsOrigins: config.corsOrigins,
       formRoutes: devTokenRoute(config),
       telemetry,
+      tracing: otelTracing,
       audit: teeAudit(audit, new OtelAuditLog()),
       services: {
         records,
