@@ -303,8 +303,17 @@ export async function startMuninn(
       })
     : undefined;
   const telemetry = prometheus ?? noTelemetry;
+  let projector: Projector | undefined;
+  // A projector-only process has no API listener: its probes use the metrics port's /healthz and /readyz.
+  const projectorHealth = () => projector?.health() ?? { ready: false, checks: { projector: 'not started' } };
   const metrics = prometheus
-    ? await serveMetrics(prometheus, config.metrics!.host, config.metrics!.port, logger)
+    ? await serveMetrics(
+        prometheus,
+        config.metrics!.host,
+        config.metrics!.port,
+        logger,
+        config.role === 'projector' ? projectorHealth : undefined,
+      )
     : undefined;
   const erasureDeps = await lifecycleDeps(config, {
     store,
@@ -315,7 +324,6 @@ export async function startMuninn(
     verifier: tokenVerifier(config, config.auth.audience),
   });
 
-  let projector: Projector | undefined;
   if (config.role !== 'api') {
     projector = new Projector({
       ledger,
@@ -415,8 +423,11 @@ export async function startMuninn(
           checks['neo4j'] = 'unreachable';
           ready = false;
         }
-        checks['projector'] = projector ? projector.state.kind : 'external';
-        if (projector && projector.state.kind !== 'running') ready = false;
+        if (projector) {
+          const p = projector.health();
+          Object.assign(checks, p.checks);
+          ready &&= p.ready;
+        } else checks['projector'] = 'external';
         return { ready, checks };
       },
     });

@@ -75,6 +75,8 @@ export interface Ledger {
 
 export interface LedgerSubscription {
   stop(): Promise<void>;
+  /** Whether this member is in its consumer group now (joined, and not crashed, stopped or rejoining). */
+  joined(): boolean;
   /** Resolves or rejects when the consumer crashes for good. */
   readonly done: Promise<void>;
 }

@@ -47,6 +47,18 @@ export class Projector {
     return this._state;
   }
 
+  /**
+   * Ready: consuming (state running) and a member of the consumer group. A member that joined and owns no
+   * partition (more replicas than partitions) is ready too: it takes over when another leaves.
+   */
+  health(): { readonly ready: boolean; readonly checks: Record<string, string> } {
+    const joined = this.sub?.joined() ?? false;
+    return {
+      ready: this._state.kind === 'running' && joined,
+      checks: { projector: this._state.kind, consumerGroup: joined ? 'joined' : 'not joined' },
+    };
+  }
+
   async start(): Promise<void> {
     const log = this.o.logger.child({ component: 'projector' });
     const startAt = async (partition: number): Promise<string | null> => {

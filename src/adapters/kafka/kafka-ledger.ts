@@ -208,7 +208,12 @@ export class KafkaLedger implements Ledger {
       stopped = res;
     });
     done.catch(() => undefined);
+    let joined = false;
+    consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
+    consumer.on(consumer.events.REBALANCING, () => (joined = false));
+    consumer.on(consumer.events.STOP, () => (joined = false));
     consumer.on(consumer.events.CRASH, (ev) => {
+      joined = false;
       if (!ev.payload.restart) crashed(ev.payload.error);
     });
     await consumer.connect();
@@ -269,6 +274,7 @@ export class KafkaLedger implements Ledger {
     });
     return {
       done,
+      joined: () => joined,
       stop: async () => {
         await consumer.disconnect();
         this.consumers.delete(consumer);
