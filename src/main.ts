@@ -92,7 +92,13 @@ export function connectAdapters(
   decode: (bytes: Uint8Array) => Promise<DecodeResult>;
 } {
   const store = new Neo4jGraphStore(
-    CypherExecutor.connect(config.neo4j.uri, config.neo4j.user, config.neo4j.password, config.neo4j.database),
+    CypherExecutor.connect(
+      config.neo4j.uri,
+      config.neo4j.user,
+      config.neo4j.password,
+      config.neo4j.database,
+      config.neo4j.trustedCaFile,
+    ),
   );
   // Every append seals personal payloads under their item's data key; every read opens them (or, the
   // key destroyed, sees only the markers the tombstone leaves).
@@ -104,6 +110,8 @@ export function connectAdapters(
     dlqTopic: config.kafka.dlqTopic,
     partitions: config.kafka.partitions,
     logger,
+    tls: config.kafka.tls,
+    sasl: config.kafka.sasl,
     encode: (events) => sealEvents(events, keys),
   });
   return { store, ledger, keys, decode: (bytes) => openEvent(bytes, keys) };

@@ -11,7 +11,7 @@ import type {
 } from '../../ports/ledger.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { producing } from '../tracing/otel.ts';
-import { partitioner, sendSize, traceCarrierOf } from './wire.ts';
+import { kafkaSecurity, partitioner, sendSize, traceCarrierOf, type KafkaSasl } from './wire.ts';
 
 export { partitioner, traceCarrierOf };
 
@@ -24,6 +24,10 @@ export interface KafkaLedgerOptions {
   logger: Logger;
   /** Encodes a call's events for the wire (sealing their personal parts); default: plain JSON. */
   encode?: (events: readonly LedgerEvent[]) => Promise<string[]>;
+  /** TLS to the brokers, trusting the CA in `caFile` (PEM) or else the system's CAs. */
+  tls?: { readonly caFile: string | undefined } | null;
+  /** SASL authentication (the password is never logged: KafkaJS's log lines pass through logCreator). */
+  sasl?: KafkaSasl | null;
 }
 
 interface Pending {
@@ -65,6 +69,7 @@ export class KafkaLedger implements Ledger {
           else log.warn(fields, String(message));
         },
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
+      ...kafkaSecurity(o.tls ?? null, o.sasl ?? null),
     });
   }
 

@@ -1,7 +1,44 @@
-import type { IHeaders } from 'kafkajs';
+import { readFileSync } from 'node:fs';
+import type { IHeaders, KafkaConfig, SASLOptions } from 'kafkajs';
 import type { TraceCarrier } from '../../ports/tracing.ts';
 
-/** The Kafka wire details of the ledger: which partition a key goes to, how much goes in one send, headers. */
+/**
+ * The Kafka wire details of the ledger: TLS and SASL, which partition a key goes to, how much goes in one
+ * send, the trace headers.
+ */
+
+export interface KafkaSasl {
+  readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+  readonly username: string;
+  readonly password: string;
+}
+
+/**
+ * KafkaJS's `ssl` and `sasl` options from the config's: TLS trusting the CA file's PEM (read once, here:
+ * a missing file fails at start) or the system's CAs; SASL with the mechanism's credentials.
+ */
+export function kafkaSecurity(
+  tls: { readonly caFile: string | undefined } | null,
+  sasl: KafkaSasl | null,
+): Pick<KafkaConfig, 'ssl' | 'sasl'> {
+  return {
+    ...(tls ? { ssl: tls.caFile ? { ca: [readFileSync(tls.caFile, 'utf8')] } : true } : {}),
+    ...(sasl ? { sasl: saslOf(sasl) } : {}),
+  };
+}
+
+/** One KafkaJS type per mechanism, hence the switch. */
+function saslOf(s: KafkaSasl): SASLOptions {
+  const { username, password } = s;
+  switch (s.mechanism) {
+    case 'plain':
+      return { mechanism: 'plain', username, password };
+    case 'scram-sha-256':
+      return { mechanism: 'scram-sha-256', username, password };
+    case 'scram-sha-512':
+      return { mechanism: 'scram-sha-512', username, password };
+  }
+}
 
 /**
  * The trace context a message carries: its `traceparent` and `tracestate` headers and nothing else (a
