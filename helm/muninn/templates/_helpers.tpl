@@ -164,11 +164,33 @@ spec:
         - name: shared
           mountPath: {{ $ctx.Values.paths.shared }}
         {{- end }}
+        {{- if $ctx.Values.neo4j.caSecret }}
+        - name: neo4j-ca
+          mountPath: /etc/muninn/tls/neo4j
+          readOnly: true
+        {{- end }}
+        {{- if $ctx.Values.kafka.tls.caSecret }}
+        - name: kafka-ca
+          mountPath: /etc/muninn/tls/kafka
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir: {}
     - name: state
       emptyDir: {}
+    {{- with $ctx.Values.neo4j.caSecret }}
+    - name: neo4j-ca
+      secret:
+        secretName: {{ . }}
+        items: [{ key: ca.crt, path: ca.crt }]
+    {{- end }}
+    {{- with $ctx.Values.kafka.tls.caSecret }}
+    - name: kafka-ca
+      secret:
+        secretName: {{ . }}
+        items: [{ key: ca.crt, path: ca.crt }]
+    {{- end }}
     {{- if .shared }}
     - name: shared
       {{- if $ctx.Values.keyStore.persistence.enabled }}
