@@ -188,6 +188,7 @@ export async function startApi(o: ApiOptions): Promise<RunningApi> {
     clockSkewS: o.clockSkewS,
     log,
     audit: o.audit ?? noAudit,
+    tracing,
   });
 
   await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createClient } from 'graphql-ws';
 import { Kafka, logLevel, type KafkaMessage } from 'kafkajs';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { registerTracing } from '../../src/adapters/tracing/otel.ts';
@@ -152,6 +154,39 @@ describe('trace context from the API through the ledger to the projector', () =>
         .find((s) => s.name === 'projector apply' && s.spanContext().traceId === callerTrace),
     );
     expect(apply).toBeDefined();
+  });
+
+  it('a mutation over WebSocket is traced the same way, from a WS server span to the projector', async () => {
+    spans.reset();
+    const client = createClient({
+      url: app.url.replace(/^http/, 'ws'),
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      connectionParams: { authorization: `Bearer ${token}` },
+    });
+    try {
+      const result = await new Promise<unknown>((resolve, reject) => {
+        let last: unknown;
+        client.subscribe(
+          { query: PROPOSE, variables: { input: proposal({ await: true }) } },
+          { next: (r) => (last = r), error: reject, complete: () => resolve(last) },
+        );
+      });
+      expect(result).toMatchObject({ data: { propose: { outcome: 'ADMITTED' } } });
+    } finally {
+      await client.dispose();
+    }
+    const server = spans.getFinishedSpans().find((s) => s.name === 'WS /graphql');
+    expect(server).toBeDefined();
+    const apply = await eventually(() =>
+      spans
+        .getFinishedSpans()
+        .find(
+          (s) => s.name === 'projector apply' && s.spanContext().traceId === server!.spanContext().traceId,
+        ),
+    );
+    expect(apply).toBeDefined();
+    expect(ancestors(apply!).at(-1)!.spanContext().spanId).toBe(server!.spanContext().spanId);
   });
 
   it('an event without trace headers (written before tracing) still applies, in no trace', async () => {
