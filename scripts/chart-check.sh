@@ -38,12 +38,21 @@ render --set handoff.enabled=true --set mcp.enabled=true --set mcp.audience=http
   --set api.autoscaling.enabled=false --set keyStore.persistence.existingClaim=muninn-keys \
   --set metrics.serviceMonitor.enabled=true | validate
 
+# Kafka TLS + SASL and a private Bolt CA: the CA Secrets mounted, the password in the Secret.
+TLS_VALUES=(--set neo4j.uri=neo4j://neo4j:7687 --set neo4j.caSecret=neo4j-ca --set kafka.tls.enabled=true
+  --set kafka.tls.caSecret=kafka-ca --set kafka.sasl.mechanism=scram-sha-512 --set kafka.sasl.username=muninn
+  --set kafka.sasl.password=not-a-real-password)
+echo "== helm template | kubeconform: Kafka TLS + SASL, Bolt with a private CA"
+render "${TLS_VALUES[@]}" | validate
+
 # The rendered ConfigMap + Secret through the service's own config loader (src/config/index.ts), per role: the
 # defaults must satisfy MUNINN_ENV=production. Needs `npm ci` (tsx, zod); CI runs this after it.
 env_check() { render "$@" | node --import tsx scripts/chart-env-check.ts; }
 if [[ -d node_modules/tsx ]]; then
   echo "== rendered environment | config loader: default values"
   env_check
+  echo "== rendered environment | config loader: Kafka TLS + SASL, Bolt with a private CA"
+  env_check "${TLS_VALUES[@]}"
 else
   echo "== rendered environment | config loader: not run (no node_modules: run npm ci first)"
 fi
@@ -66,9 +75,15 @@ expect_fail "projector.replicas > kafka.partitions" "must not exceed kafka.parti
 expect_fail "an http:// Neo4j URI (values.schema.json)" "/neo4j/uri.*does not match pattern" \
   render --set neo4j.uri=http://neo4j:7474
 expect_fail "MCP on without its audience" "mcp.audience is required" render --set mcp.enabled=true
+expect_fail "an unknown SASL mechanism (values.schema.json)" "/kafka/sasl/mechanism" \
+  render --set kafka.sasl.mechanism=gssapi
 if [[ -d node_modules/tsx ]]; then
   expect_fail "an env the config loader refuses (JWKS URL and file both set)" "not both" \
     env_check --set config.MUNINN_AUTH_JWKS_FILE=/etc/jwks.json
+  expect_fail "a SASL mechanism without its password (config loader)" "needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD" \
+    env_check --set kafka.sasl.mechanism=scram-sha-256 --set kafka.sasl.username=muninn
+  expect_fail "a Bolt CA beside a neo4j+s:// URI (config loader)" "NEO4J_URI is bolt:// or neo4j://" \
+    env_check --set neo4j.caSecret=neo4j-ca
 fi
 bad_deployment() {
   render | sed '0,/^  replicas:/s//  replicaz: 2\n  replicas:/' | validate

@@ -5,7 +5,7 @@ import { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
 import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/handoff-store.ts';
 import { ensureDevKeys } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
-import { OtelAuditLog, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
+import { OtelAuditLog, otelTracing, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
 import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapters/metrics/prometheus.ts';
 import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { startGraphqlServer, type RunningApi } from './api/server.ts';
@@ -95,6 +95,7 @@ export async function startHandoff(
       },
       // As on the API: each operation one audit entry and, with MUNINN_OTLP_ENDPOINT, one span.
       audit: teeAudit(audit, new OtelAuditLog()),
+      tracing: otelTracing,
       ...(telemetry ? { telemetry } : {}),
       readiness: () => readiness(store, outbox),
     });

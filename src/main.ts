@@ -19,7 +19,7 @@ import { HoldService } from './lifecycle/holds.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevKeys, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
-import { OtelAuditLog, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
+import { OtelAuditLog, otelTracing, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
 import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
@@ -87,7 +87,13 @@ export function connectAdapters(
   decode: (bytes: Uint8Array) => Promise<DecodeResult>;
 } {
   const store = new Neo4jGraphStore(
-    CypherExecutor.connect(config.neo4j.uri, config.neo4j.user, config.neo4j.password, config.neo4j.database),
+    CypherExecutor.connect(
+      config.neo4j.uri,
+      config.neo4j.user,
+      config.neo4j.password,
+      config.neo4j.database,
+      config.neo4j.trustedCaFile,
+    ),
   );
   // Every append seals personal payloads under their item's data key; every read opens them (or, the
   // key destroyed, sees only the markers the tombstone leaves).
@@ -99,6 +105,8 @@ export function connectAdapters(
     dlqTopic: config.kafka.dlqTopic,
     partitions: config.kafka.partitions,
     logger,
+    tls: config.kafka.tls,
+    sasl: config.kafka.sasl,
     encode: (events) => sealEvents(events, keys),
   });
   return { store, ledger, keys, decode: (bytes) => openEvent(bytes, keys) };
@@ -287,8 +295,17 @@ export async function startMuninn(
       })
     : undefined;
   const telemetry = prometheus ?? noTelemetry;
+  let projector: Projector | undefined;
+  // A projector-only process has no API listener: its probes use the metrics port's /healthz and /readyz.
+  const projectorHealth = () => projector?.health() ?? { ready: false, checks: { projector: 'not started' } };
   const metrics = prometheus
-    ? await serveMetrics(prometheus, config.metrics!.host, config.metrics!.port, logger)
+    ? await serveMetrics(
+        prometheus,
+        config.metrics!.host,
+        config.metrics!.port,
+        logger,
+        config.role === 'projector' ? projectorHealth : undefined,
+      )
     : undefined;
   const erasureDeps = await lifecycleDeps(config, {
     store,
@@ -299,7 +316,6 @@ export async function startMuninn(
     verifier: tokenVerifier(config, config.auth.audience),
   });
 
-  let projector: Projector | undefined;
   if (config.role !== 'api') {
     projector = new Projector({
       ledger,
@@ -312,6 +328,7 @@ export async function startMuninn(
       decode,
       onApplied: (p, o) => waiter.notify(p, o),
       telemetry,
+      tracing: otelTracing,
     });
     await projector.start();
   }
@@ -359,6 +376,7 @@ export async function startMuninn(
       corsOrigins: config.corsOrigins,
       formRoutes: devTokenRoute(config),
       telemetry,
+      tracing: otelTracing,
       audit: teeAudit(audit, new OtelAuditLog()),
       services: {
         records,
@@ -388,8 +406,11 @@ export async function startMuninn(
           checks['neo4j'] = 'unreachable';
           ready = false;
         }
-        checks['projector'] = projector ? projector.state.kind : 'external';
-        if (projector && projector.state.kind !== 'running') ready = false;
+        if (projector) {
+          const p = projector.health();
+          Object.assign(checks, p.checks);
+          ready &&= p.ready;
+        } else checks['projector'] = 'external';
         return { ready, checks };
       },
     });

@@ -15,6 +15,7 @@ import { apolloMetricsPlugin } from './metrics-plugin.ts';
 import { apolloAuditPlugin } from './audit-plugin.ts';
 import { noAudit, type AuditLog } from '../ports/audit.ts';
 import { noTelemetry, type Telemetry } from '../ports/telemetry.ts';
+import { noTracing, type SpanOptions, type Tracing } from '../ports/tracing.ts';
 import { buildResolvers, type ApiServices } from './resolvers.ts';
 import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
 import { buildStewardResolvers } from './steward-resolvers.ts';
@@ -42,6 +43,8 @@ export interface ApiOptions {
   readonly audit?: AuditLog;
   /** Where GraphQL operations are counted and timed (Prometheus when enabled). */
   readonly telemetry?: Telemetry;
+  /** A server span per GraphQL request over HTTP: what the request appends continues its trace. */
+  readonly tracing?: Tracing;
   /** Liveness is "the process answers"; readiness is this. */
   readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }
@@ -81,6 +84,8 @@ export interface GraphqlServerOptions {
   readonly formRoutes?: Readonly<Record<string, FormRoute>>;
   readonly audit?: AuditLog;
   readonly telemetry?: Telemetry;
+  /** A server span per GraphQL request (no-op unless tracing is registered). */
+  readonly tracing?: Tracing;
   readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }
 
@@ -157,6 +162,7 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
   http.headersTimeout = 15_000;
 
   const cors = graphqlCors(o.corsOrigins ?? []);
+  const tracing = o.tracing ?? noTracing;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -198,16 +204,19 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
     const headers = new HeaderMap();
     for (const [k, v] of Object.entries(req.headers))
       if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-    const result = await endpoint.apollo.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: req.method, headers, search: url.search, body: parsed },
-      context: async () => ({
-        principal: await authenticate(endpoint.verifier, req.headers.authorization, {
-          log,
-          transport: url.pathname === '/graphql' ? 'http' : `http${url.pathname}`,
-          remote: req.socket.remoteAddress,
+    const method = req.method;
+    const execute = () =>
+      endpoint.apollo.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method, headers, search: url.search, body: parsed },
+        context: async () => ({
+          principal: await authenticate(endpoint.verifier, req.headers.authorization, {
+            log,
+            transport: url.pathname === '/graphql' ? 'http' : `http${url.pathname}`,
+            remote: req.socket.remoteAddress,
+          }),
         }),
-      }),
-    });
+      });
+    const result = await tracing.inSpan(`${method} ${url.pathname}`, spanOf(req, url.pathname), execute);
     for (const [k, v] of result.headers) res.setHeader(k, v);
     res.statusCode = result.status ?? 200;
     if (result.body.kind === 'complete') {
@@ -230,6 +239,7 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
           clockSkewS: o.ws.clockSkewS,
           log,
           audit: o.audit ?? noAudit,
+          tracing,
         })
       : undefined;
 
@@ -249,6 +259,20 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
       await closeServer(http);
       for (const e of Object.values(endpoints)) await e.apollo.stop();
     },
+  };
+}
+
+/**
+ * The request's server span: it continues a caller's `traceparent` (only that: a caller's `tracestate`
+ * would otherwise ride along into the ledger's message headers). The audit span is its child: it is
+ * written once the outcome is known, too late to be the parent of what the operation appends.
+ */
+function spanOf(req: IncomingMessage, path: string): SpanOptions {
+  const traceparent = req.headers.traceparent;
+  return {
+    kind: 'server',
+    attributes: { 'http.request.method': req.method ?? '', 'url.path': path },
+    ...(typeof traceparent === 'string' ? { parent: { traceparent } } : {}),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http';
 import {
+  execute,
   GraphQLError,
   Kind,
   specifiedRules,
@@ -18,6 +19,7 @@ import type { TokenVerifier } from '../ports/token-verifier.ts';
 import { authenticate, type ApiContext } from './context.ts';
 import { auditOperation } from './audit-plugin.ts';
 import type { AuditLog } from '../ports/audit.ts';
+import { noTracing, type Tracing } from '../ports/tracing.ts';
 import { formatGraphQLError, gqlError } from './errors.ts';
 import { checkCost, parseWithLimits, type QueryLimits } from './limits.ts';
 
@@ -43,6 +45,8 @@ export interface WsOptions {
   readonly log: Logger;
   /** Each delivery (a query's result, a subscription's event) leaves one audit entry. */
   readonly audit: AuditLog;
+  /** A server span per query or mutation (not per subscription: a stream has no one request to trace). */
+  readonly tracing?: Tracing;
 }
 
 /** Close code when a connection's token expires: graphql-ws's 4401 "Unauthorized". Reconnect with a new token. */
@@ -99,6 +103,12 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
       },
       onClose: (ctx) => clearTimeout(ctx.extra.connection?.timer),
       onSubscribe: (ctx, id, payload) => admit(ctx, id, payload, o, expire),
+      execute: (args) =>
+        (o.tracing ?? noTracing).inSpan(
+          `WS ${o.path}`,
+          { kind: 'server', attributes: { 'url.path': o.path } },
+          async () => execute(args),
+        ),
       onError: (_ctx, _id, _payload, errors) => errors.map(format),
       onNext: (ctx, _id, _payload, args, result) => {
         const formatted = result.errors?.length

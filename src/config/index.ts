@@ -33,9 +33,18 @@ export const ConfigSchema = z
     NEO4J_USER: z.string().default('neo4j'),
     NEO4J_PASSWORD: z.string().default(''),
     NEO4J_DATABASE: z.string().default('neo4j'),
+    /** A PEM file of the CA that signed Neo4j's certificate (TLS with a private CA; bolt:// or neo4j:// URI). */
+    NEO4J_TRUSTED_CA_FILE: z.string().min(1).optional(),
 
     KAFKA_BROKERS: csv.pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'host:port')).min(1)),
     KAFKA_CLIENT_ID: z.string().default('muninn'),
+    KAFKA_SSL: bool.default(false),
+    /** A PEM file of the CA that signed the brokers' certificates (else the system's CAs); needs KAFKA_SSL. */
+    KAFKA_SSL_CA_FILE: z.string().min(1).optional(),
+    KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+    KAFKA_SASL_USERNAME: z.string().min(1).optional(),
+    /** A secret: never logged, never echoed in a config error. */
+    KAFKA_SASL_PASSWORD: z.string().min(1).optional(),
     MUNINN_LEDGER_TOPIC: z.string().default('muninn.ledger.v1'),
     MUNINN_DLQ_TOPIC: z.string().default('muninn.ledger.v1.dlq'),
     MUNINN_LEDGER_PARTITIONS: int(1, 1024).default(3),
@@ -197,6 +206,8 @@ export const ConfigSchema = z
           path: ['MUNINN_CORS_ORIGINS'],
           message: `entries are origins (scheme://host[:port], no path), got "${origin}"`,
         });
+    for (const { path, message } of transportProblems(c))
+      ctx.addIssue({ code: 'custom', path: [path], message });
     if (c.MUNINN_ENV === 'production' && !c.MUNINN_AUTH_JWKS_URL && !c.MUNINN_AUTH_JWKS_FILE) {
       ctx.addIssue({
         code: 'custom',
@@ -207,6 +218,50 @@ export const ConfigSchema = z
   });
 
 type Raw = z.infer<typeof ConfigSchema>;
+
+/**
+ * The TLS and SASL settings that do not fit together. Messages name variables, never values (the
+ * password is a secret).
+ */
+function transportProblems(c: {
+  NEO4J_URI: string;
+  NEO4J_TRUSTED_CA_FILE?: string | undefined;
+  KAFKA_SSL: boolean;
+  KAFKA_SSL_CA_FILE?: string | undefined;
+  KAFKA_SASL_MECHANISM?: string | undefined;
+  KAFKA_SASL_USERNAME?: string | undefined;
+  KAFKA_SASL_PASSWORD?: string | undefined;
+  MUNINN_ENV: string;
+}): Array<{ path: string; message: string }> {
+  const problems: Array<{ path: string; message: string }> = [];
+  // The driver takes its encryption either from the URI scheme or from its config, never both.
+  if (c.NEO4J_TRUSTED_CA_FILE && /^(bolt|neo4j)\+/.test(c.NEO4J_URI))
+    problems.push({
+      path: 'NEO4J_TRUSTED_CA_FILE',
+      message: 'with a trusted CA file, NEO4J_URI is bolt:// or neo4j:// (TLS then comes from the CA file)',
+    });
+  if (c.KAFKA_SSL_CA_FILE && !c.KAFKA_SSL)
+    problems.push({ path: 'KAFKA_SSL_CA_FILE', message: 'KAFKA_SSL_CA_FILE needs KAFKA_SSL=true' });
+  if (c.KAFKA_SASL_MECHANISM && (!c.KAFKA_SASL_USERNAME || !c.KAFKA_SASL_PASSWORD))
+    problems.push({
+      path: 'KAFKA_SASL_MECHANISM',
+      message: 'KAFKA_SASL_MECHANISM needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD',
+    });
+  if (!c.KAFKA_SASL_MECHANISM && (c.KAFKA_SASL_USERNAME || c.KAFKA_SASL_PASSWORD))
+    problems.push({
+      path: 'KAFKA_SASL_MECHANISM',
+      message:
+        'KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD need KAFKA_SASL_MECHANISM (plain, scram-sha-256, scram-sha-512)',
+    });
+  // PLAIN sends the password as it is: only inside TLS in production.
+  if (c.MUNINN_ENV === 'production' && c.KAFKA_SASL_MECHANISM === 'plain' && !c.KAFKA_SSL)
+    problems.push({
+      path: 'KAFKA_SASL_MECHANISM',
+      message:
+        'production refuses SASL PLAIN without KAFKA_SSL=true (the password would cross the network in clear)',
+    });
+  return problems;
+}
 
 export interface Config {
   readonly env: Raw['MUNINN_ENV'];
@@ -240,6 +295,8 @@ export interface Config {
     readonly user: string;
     readonly password: string;
     readonly database: string;
+    /** TLS trusting this CA's PEM file (a bolt:// or neo4j:// URI); else the URI scheme decides. */
+    readonly trustedCaFile: string | undefined;
   };
   readonly kafka: {
     readonly brokers: readonly string[];
@@ -250,6 +307,14 @@ export interface Config {
     readonly groupId: string;
     readonly batchMax: number;
     readonly sessionTimeoutMs: number;
+    /** TLS to the brokers (with this CA's PEM file, else the system's CAs); null = plaintext. */
+    readonly tls: { readonly caFile: string | undefined } | null;
+    /** SASL authentication; null = none. */
+    readonly sasl: {
+      readonly mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512';
+      readonly username: string;
+      readonly password: string;
+    } | null;
   };
   readonly embedder:
     | { readonly kind: 'local'; readonly modelDir: string }
@@ -402,7 +467,13 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       c.MUNINN_METRICS_PORT === undefined
         ? null
         : { host: c.MUNINN_METRICS_HOST, port: c.MUNINN_METRICS_PORT },
-    neo4j: { uri: c.NEO4J_URI, user: c.NEO4J_USER, password: c.NEO4J_PASSWORD, database: c.NEO4J_DATABASE },
+    neo4j: {
+      uri: c.NEO4J_URI,
+      user: c.NEO4J_USER,
+      password: c.NEO4J_PASSWORD,
+      database: c.NEO4J_DATABASE,
+      trustedCaFile: c.NEO4J_TRUSTED_CA_FILE,
+    },
     kafka: {
       brokers: c.KAFKA_BROKERS,
       clientId: c.KAFKA_CLIENT_ID,
@@ -412,6 +483,14 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       groupId: c.MUNINN_PROJECTOR_GROUP,
       batchMax: c.MUNINN_PROJECTOR_BATCH_MAX,
       sessionTimeoutMs: c.MUNINN_PROJECTOR_SESSION_TIMEOUT_MS,
+      tls: c.KAFKA_SSL ? { caFile: c.KAFKA_SSL_CA_FILE } : null,
+      sasl: c.KAFKA_SASL_MECHANISM
+        ? {
+            mechanism: c.KAFKA_SASL_MECHANISM,
+            username: c.KAFKA_SASL_USERNAME!,
+            password: c.KAFKA_SASL_PASSWORD!,
+          }
+        : null,
     },
     embedder:
       c.MUNINN_EMBEDDER === 'openai'

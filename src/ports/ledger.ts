@@ -1,4 +1,5 @@
 import type { LedgerEvent } from '../domain/events.ts';
+import type { TraceCarrier } from './tracing.ts';
 
 /** Where an event landed: the ledger's own coordinates. Offsets are decimal strings (64-bit safe). */
 export interface LedgerPosition {
@@ -11,6 +12,8 @@ export interface LedgerMessage {
   readonly offset: string;
   readonly key: string | null;
   readonly value: Uint8Array | null;
+  /** The trace context of the append that wrote it, when tracing was on (never payload data). */
+  readonly trace?: TraceCarrier | undefined;
 }
 
 export interface LedgerBatch {
@@ -41,7 +44,8 @@ export interface DeadLetter {
 
 /**
  * The append-only ledger. Kafka is the binding today (KafkaJS); the port keeps the client swappable.
- * Events are keyed by tenant, so one tenant's events stay in order on one partition.
+ * Events are keyed by tenant, so one tenant's events stay in order on one partition. An append carries
+ * the caller's active trace context with its messages (the binding reads it itself: Kafka headers).
  */
 export interface Ledger {
   /** Create the topics if absent. */
@@ -71,6 +75,8 @@ export interface Ledger {
 
 export interface LedgerSubscription {
   stop(): Promise<void>;
+  /** Whether this member is in its consumer group now (joined, and not crashed, stopped or rejoining). */
+  joined(): boolean;
   /** Resolves or rejects when the consumer crashes for good. */
   readonly done: Promise<void>;
 }

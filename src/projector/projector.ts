@@ -1,9 +1,10 @@
 import type { ProjectionStore } from '../ports/graph.ts';
-import type { Ledger, LedgerSubscription } from '../ports/ledger.ts';
+import type { Ledger, LedgerMessage, LedgerSubscription } from '../ports/ledger.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import type { Logger } from '../ports/logger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
+import { noTracing, type Tracing } from '../ports/tracing.ts';
 
 export type ProjectorState =
   | { readonly kind: 'idle' }
@@ -27,6 +28,8 @@ export interface ProjectorOptions {
   readonly onApplied?: (partition: number, offset: string) => void;
   /** Counts events set aside to the dead-letter topic (none when absent). */
   readonly telemetry?: Telemetry;
+  /** Each chunk's apply continues the traces its events carry (none when absent). */
+  readonly tracing?: Tracing;
 }
 
 /**
@@ -42,6 +45,18 @@ export class Projector {
 
   get state(): ProjectorState {
     return this._state;
+  }
+
+  /**
+   * Ready: consuming (state running) and a member of the consumer group. A member that joined and owns no
+   * partition (more replicas than partitions) is ready too: it takes over when another leaves.
+   */
+  health(): { readonly ready: boolean; readonly checks: Record<string, string> } {
+    const joined = this.sub?.joined() ?? false;
+    return {
+      ready: this._state.kind === 'running' && joined,
+      checks: { projector: this._state.kind, consumerGroup: joined ? 'joined' : 'not joined' },
+    };
   }
 
   async start(): Promise<void> {
@@ -63,8 +78,9 @@ export class Projector {
       onBatch: async (batch) => {
         for (let i = 0; i < batch.messages.length; i += this.o.batchMax) {
           const t0 = performance.now();
-          const res = await this.applyPatiently(batch.heartbeat, log, () =>
-            applyBatch(deps, batch.partition, batch.messages.slice(i, i + this.o.batchMax)),
+          const chunk = batch.messages.slice(i, i + this.o.batchMax);
+          const res = await this.traced(batch.partition, chunk, () =>
+            this.applyPatiently(batch.heartbeat, log, () => applyBatch(deps, batch.partition, chunk)),
           );
           if (res.deadLettered > 0) {
             log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
@@ -90,6 +106,22 @@ export class Projector {
       log.error({ err: this._state.error }, 'projector consumer crashed');
     });
     log.info({ topic: this.o.topic, group: this.o.groupId }, 'projector running');
+  }
+
+  /** The chunk's apply (retries included) as a span in the trace of each request whose events it holds. */
+  private traced<T>(partition: number, chunk: readonly LedgerMessage[], work: () => Promise<T>): Promise<T> {
+    const attributes = {
+      'messaging.destination.name': this.o.topic,
+      'messaging.destination.partition.id': String(partition),
+      'messaging.batch.message_count': chunk.length,
+      'muninn.offsets': `${chunk[0]?.offset ?? ''}..${chunk[chunk.length - 1]?.offset ?? ''}`,
+    };
+    return (this.o.tracing ?? noTracing).continuing(
+      'projector apply',
+      chunk.map((m) => m.trace),
+      attributes,
+      work,
+    );
   }
 
   /**

@@ -135,15 +135,20 @@ spec:
         periodSeconds: 10
         timeoutSeconds: 5
       {{- else if and (eq .probe "metrics") $ctx.Values.metrics.enabled }}
-      # No health endpoint in this role. Liveness is the metrics listener, not a scrape: a scrape queries Neo4j
-      # and Kafka (lag, queue depth), and an outage there must not restart the projector in a loop.
+      # This role's probes are on the metrics port: /healthz (the process answers) and /readyz (projector
+      # running and in its consumer group). Neither is a scrape: a scrape queries Neo4j and Kafka (lag,
+      # queue depth), and an outage there must not restart the projector in a loop.
       startupProbe:
-        tcpSocket: { port: metrics }
+        httpGet: { path: /healthz, port: metrics }
         periodSeconds: 5
         failureThreshold: 60
       livenessProbe:
-        tcpSocket: { port: metrics }
+        httpGet: { path: /healthz, port: metrics }
         periodSeconds: 20
+        timeoutSeconds: 5
+      readinessProbe:
+        httpGet: { path: /readyz, port: metrics }
+        periodSeconds: 10
         timeoutSeconds: 5
       {{- end }}
       resources:
@@ -159,11 +164,33 @@ spec:
         - name: shared
           mountPath: {{ $ctx.Values.paths.shared }}
         {{- end }}
+        {{- if $ctx.Values.neo4j.caSecret }}
+        - name: neo4j-ca
+          mountPath: /etc/muninn/tls/neo4j
+          readOnly: true
+        {{- end }}
+        {{- if $ctx.Values.kafka.tls.caSecret }}
+        - name: kafka-ca
+          mountPath: /etc/muninn/tls/kafka
+          readOnly: true
+        {{- end }}
   volumes:
     - name: tmp
       emptyDir: {}
     - name: state
       emptyDir: {}
+    {{- with $ctx.Values.neo4j.caSecret }}
+    - name: neo4j-ca
+      secret:
+        secretName: {{ . }}
+        items: [{ key: ca.crt, path: ca.crt }]
+    {{- end }}
+    {{- with $ctx.Values.kafka.tls.caSecret }}
+    - name: kafka-ca
+      secret:
+        secretName: {{ . }}
+        items: [{ key: ca.crt, path: ca.crt }]
+    {{- end }}
     {{- if .shared }}
     - name: shared
       {{- if $ctx.Values.keyStore.persistence.enabled }}

@@ -10,6 +10,10 @@ import type {
   PartitionOffsets,
 } from '../../ports/ledger.ts';
 import type { Logger } from '../../ports/logger.ts';
+import { producing } from '../tracing/otel.ts';
+import { kafkaSecurity, partitioner, sendSize, traceCarrierOf, type KafkaSasl } from './wire.ts';
+
+export { partitioner, traceCarrierOf };
 
 export interface KafkaLedgerOptions {
   brokers: readonly string[];
@@ -20,11 +24,17 @@ export interface KafkaLedgerOptions {
   logger: Logger;
   /** Encodes a call's events for the wire (sealing their personal parts); default: plain JSON. */
   encode?: (events: readonly LedgerEvent[]) => Promise<string[]>;
+  /** TLS to the brokers, trusting the CA in `caFile` (PEM) or else the system's CAs. */
+  tls?: { readonly caFile: string | undefined } | null;
+  /** SASL authentication (the password is never logged: KafkaJS's log lines pass through logCreator). */
+  sasl?: KafkaSasl | null;
 }
 
 interface Pending {
   key: string;
   value: string;
+  /** The W3C trace context of the append (absent when tracing is off). */
+  headers: Record<string, string> | undefined;
   resolve: (p: LedgerPosition) => void;
   reject: (e: unknown) => void;
 }
@@ -59,6 +69,7 @@ export class KafkaLedger implements Ledger {
           else log.warn(fields, String(message));
         },
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
+      ...kafkaSecurity(o.tls ?? null, o.sasl ?? null),
     });
   }
 
@@ -89,19 +100,30 @@ export class KafkaLedger implements Ledger {
     }
   }
 
-  async append(events: readonly LedgerEvent[]): Promise<LedgerPosition[]> {
-    // Encode the whole call first, then enqueue it synchronously: its events stay in order and together.
-    const values = this.o.encode ? await this.o.encode(events) : events.map(encodeEvent);
-    return Promise.all(events.map((e, i) => this.enqueue(e.tenant, values[i]!)));
+  append(events: readonly LedgerEvent[]): Promise<LedgerPosition[]> {
+    // The call's trace context is taken here, in the caller's context: the group-committed send that
+    // carries the events runs in whichever append started it.
+    const attributes = {
+      'messaging.system': 'kafka',
+      'messaging.destination.name': this.o.topic,
+      'messaging.batch.message_count': events.length,
+    };
+    return producing('ledger append', attributes, async (carrier) => {
+      // Encode the whole call first, then enqueue it synchronously: its events stay in order and together.
+      const values = this.o.encode ? await this.o.encode(events) : events.map(encodeEvent);
+      const headers = Object.keys(carrier).length ? { ...carrier } : undefined;
+      return Promise.all(events.map((e, i) => this.enqueue(e.tenant, values[i]!, headers)));
+    });
   }
 
   appendRaw(key: string, value: string | Uint8Array): Promise<LedgerPosition> {
-    return this.enqueue(key, typeof value === 'string' ? value : Buffer.from(value).toString('utf8'));
+    const v = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
+    return this.enqueue(key, v, undefined);
   }
 
-  private enqueue(key: string, value: string): Promise<LedgerPosition> {
+  private enqueue(key: string, value: string, headers: Pending['headers']): Promise<LedgerPosition> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ key, value, resolve, reject });
+      this.queue.push({ key, value, headers, resolve, reject });
       if (!this.sending) void this.flush();
     });
   }
@@ -116,7 +138,7 @@ export class KafkaLedger implements Ledger {
           const meta = await producer.send({
             topic: this.o.topic,
             acks: -1,
-            messages: batch.map((p) => ({ key: p.key, value: p.value })),
+            messages: batch.map((p) => ({ key: p.key, value: p.value, headers: p.headers })),
           });
           // One send = one record batch per partition; offsets within it are consecutive in send order.
           const base = new Map(meta.map((m) => [m.partition, BigInt(m.baseOffset ?? '0')]));
@@ -191,7 +213,12 @@ export class KafkaLedger implements Ledger {
       stopped = res;
     });
     done.catch(() => undefined);
+    let joined = false;
+    consumer.on(consumer.events.GROUP_JOIN, () => (joined = true));
+    consumer.on(consumer.events.REBALANCING, () => (joined = false));
+    consumer.on(consumer.events.STOP, () => (joined = false));
     consumer.on(consumer.events.CRASH, (ev) => {
+      joined = false;
       if (!ev.payload.restart) crashed(ev.payload.error);
     });
     await consumer.connect();
@@ -234,6 +261,7 @@ export class KafkaLedger implements Ledger {
               offset: m.offset,
               key: m.key ? m.key.toString('utf8') : null,
               value: m.value,
+              trace: traceCarrierOf(m.headers),
             })),
             heartbeat: beat,
           });
@@ -251,6 +279,7 @@ export class KafkaLedger implements Ledger {
     });
     return {
       done,
+      joined: () => joined,
       stop: async () => {
         await consumer.disconnect();
         this.consumers.delete(consumer);
@@ -293,6 +322,7 @@ export class KafkaLedger implements Ledger {
               offset: m.offset,
               key: m.key?.toString('utf8') ?? null,
               value: m.value,
+              trace: traceCarrierOf(m.headers),
             })),
             heartbeat,
           });
@@ -355,69 +385,6 @@ export class KafkaLedger implements Ledger {
     }
     return this.admin;
   }
-}
-
-/** murmur2 of the key, as Kafka's Java client does, so every client puts a tenant on the same partition. */
-/**
- * How many of the queued messages go in the next send: at most 5,000, and at most ~900 KB in all (at
- * least one). The broker refuses a record batch over its `message.max.bytes` (1 MiB by default) with
- * MESSAGE_TOO_LARGE — failing every write of the send — and a busy API queues hundreds of events, each
- * carrying an embedding, between two sends.
- */
-function sendSize(queue: ReadonlyArray<{ key: string; value: string }>): number {
-  let bytes = 0;
-  let n = 0;
-  while (n < queue.length && n < 5000) {
-    const m = queue[n]!;
-    bytes += Buffer.byteLength(m.value) + Buffer.byteLength(m.key) + 64;
-    if (n > 0 && bytes > SEND_MAX_BYTES) break;
-    n++;
-  }
-  return Math.max(1, n);
-}
-
-const SEND_MAX_BYTES = 900 * 1024;
-
-export function partitioner(numPartitions: number): (key: string) => number {
-  return (key) => (toPositive(murmur2(Buffer.from(key, 'utf8'))) % numPartitions) >>> 0;
-}
-
-function toPositive(x: number): number {
-  return x & 0x7fffffff;
-}
-
-function murmur2(data: Buffer): number {
-  const length = data.length;
-  const seed = 0x9747b28c;
-  const m = 0x5bd1e995;
-  const r = 24;
-  let h = seed ^ length;
-  const length4 = length >> 2;
-  for (let i = 0; i < length4; i++) {
-    const i4 = i * 4;
-    let k =
-      (data[i4]! & 0xff) +
-      ((data[i4 + 1]! & 0xff) << 8) +
-      ((data[i4 + 2]! & 0xff) << 16) +
-      ((data[i4 + 3]! & 0xff) << 24);
-    k = Math.imul(k, m);
-    k ^= k >>> r;
-    k = Math.imul(k, m);
-    h = Math.imul(h, m);
-    h ^= k;
-  }
-  const idx = length4 * 4;
-  const rem = length & 3;
-  if (rem === 3) h ^= (data[idx + 2]! & 0xff) << 16;
-  if (rem >= 2) h ^= (data[idx + 1]! & 0xff) << 8;
-  if (rem >= 1) {
-    h ^= data[idx]! & 0xff;
-    h = Math.imul(h, m);
-  }
-  h ^= h >>> 13;
-  h = Math.imul(h, m);
-  h ^= h >>> 15;
-  return h | 0;
 }
 
 /** KafkaJS's errors that mean this member no longer owns its partitions (its runner rejoins on them). */

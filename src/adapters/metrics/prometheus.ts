@@ -107,15 +107,31 @@ export interface RunningMetrics {
   stop(): Promise<void>;
 }
 
-/** `/metrics` on its own port (kept off the public API port: lag and queue depth span every tenant). */
+/** A process's readiness, as `/readyz` answers it (503 when not ready). */
+export type Readiness = () => { readonly ready: boolean; readonly checks: Record<string, string> };
+
+/**
+ * `/metrics` on its own port (kept off the public API port: lag and queue depth span every tenant). With
+ * `health`, the port also answers `/healthz` (the process is alive: answering at all) and `/readyz` (the
+ * given check): the projector role has no other HTTP listener for its probes. Neither touches Neo4j or
+ * Kafka, so an outage there restarts nothing.
+ */
 export async function serveMetrics(
   t: PrometheusTelemetry,
   host: string,
   port: number,
   logger: Logger,
+  health?: Readiness,
 ): Promise<RunningMetrics> {
   const server: Server = createServer((req, res) => {
-    if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/metrics') {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (health && (path === '/healthz' || path === '/readyz')) {
+      const r = path === '/healthz' ? { ready: true, checks: {} } : health();
+      const body = JSON.stringify(path === '/healthz' ? { status: 'ok' } : r);
+      res.writeHead(r.ready ? 200 : 503, { 'content-type': 'application/json; charset=utf-8' }).end(body);
+      return;
+    }
+    if (path !== '/metrics') {
       res.writeHead(404).end();
       return;
     }

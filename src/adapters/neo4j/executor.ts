@@ -36,9 +36,27 @@ export class CypherExecutor {
     private readonly database: string,
   ) {}
 
-  static connect(uri: string, user: string, password: string, database: string): CypherExecutor {
+  /**
+   * `trustedCaFile`: TLS trusting only the CA in this PEM file (a private CA, with a bolt:// or neo4j://
+   * URI); without it the URI's scheme decides (+s: system CAs, +ssc: any certificate).
+   */
+  static connect(
+    uri: string,
+    user: string,
+    password: string,
+    database: string,
+    trustedCaFile?: string,
+  ): CypherExecutor {
     const auth = password ? neo4j.auth.basic(user, password) : undefined;
+    const tls = trustedCaFile
+      ? {
+          encrypted: 'ENCRYPTION_ON' as const,
+          trust: 'TRUST_CUSTOM_CA_SIGNED_CERTIFICATES' as const,
+          trustedCertificates: [trustedCaFile],
+        }
+      : {};
     const driver = neo4j.driver(uri, auth, {
+      ...tls,
       disableLosslessIntegers: true,
       maxConnectionPoolSize: 50,
       connectionAcquisitionTimeout: 30_000,
