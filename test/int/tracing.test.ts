@@ -8,7 +8,7 @@ import { registerTracing } from '../../src/adapters/tracing/otel.ts';
 import { decidePropose, parseCommand, ProposeCommand } from '../../src/domain/commands.ts';
 import { encodeEvent } from '../../src/domain/events.ts';
 import type { Principal } from '../../src/domain/principal.ts';
-import { caughtUp, freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
+import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
 
 /**
  * One trace from the API to the projection, on the real stack: the request's server span, the ledger
@@ -204,15 +204,17 @@ describe('trace context from the API through the ledger to the projector', () =>
     const events = decidePropose({ principal, now: new Date(), newId: randomUUID }, cmd, [], 'ACTIVE');
     for (const e of events) await app.m.ledger.appendRaw(tenant, encodeEvent(e));
     const recordId = (events.at(-1)!.payload as { recordId: string }).recordId;
-    let applied = false;
-    for (const end = Date.now() + 30_000; !applied && Date.now() < end; await sleep(200))
-      applied = await caughtUp(app.m.ledger, app.m.store.projector, app.config.kafka.topic);
-    expect(applied).toBe(true);
-    const r = await app.gql<{ record: { id: string } | null }>(
-      token,
-      `query Q($id: ID!) { record(id: $id, purpose: "test") { id } }`,
-      { id: recordId },
-    );
+    // Waits for this record, not for every partition: the shared test topic's other partitions may carry
+    // checkpoints an earlier file's wipe removed, so "caught up everywhere" is not this test's question.
+    const read = () =>
+      app.gql<{ record: { id: string } | null }>(
+        token,
+        `query Q($id: ID!) { record(id: $id, purpose: "test") { id } }`,
+        { id: recordId },
+      );
+    let r = await read();
+    for (const end = Date.now() + 60_000; !r.data?.record && Date.now() < end; await sleep(200))
+      r = await read();
     expect(r.errors).toBeUndefined();
     expect(r.data!.record?.id).toBe(recordId);
     expect(spans.getFinishedSpans().filter((s) => s.name === 'projector apply')).toHaveLength(0);
