@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { freePort } from '../support/processes.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshTenant, startApp, type TestApp } from '../support/harness.ts';
 import { publishWindows, TRANSCRIPT_TEXTS } from '../support/outbox-fixture.ts';
@@ -16,17 +16,6 @@ import { publishWindows, TRANSCRIPT_TEXTS } from '../support/outbox-fixture.ts';
  */
 const ROOT = join(import.meta.dirname, '..', '..');
 const SERVER_ENV = ['NEO4J_URI', 'KAFKA_BROKERS'];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** process.env without the stack's endpoints: each process gets only what it is meant to need. */
 function baseEnv(): Record<string, string> {

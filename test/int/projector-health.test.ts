@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
+import { freePort } from '../support/processes.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startMuninn, type Muninn } from '../../src/main.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
@@ -18,17 +18,6 @@ const env = {
   MUNINN_EMBEDDER: 'hashing',
 };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Probe {
   readonly status: number;
