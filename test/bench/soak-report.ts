@@ -8,6 +8,34 @@ export interface RssSample {
   readonly kib: number;
 }
 
+/** What the process's own /metrics said of its JS memory at one moment (nodejs_* from prom-client). */
+export interface HeapSample {
+  readonly t: number;
+  /** V8 heap in use (live objects and not yet collected garbage), MiB. */
+  readonly usedMiB: number;
+  /** Memory of ArrayBuffers and Buffers held by JS objects, outside the V8 heap, MiB. */
+  readonly externalMiB: number;
+}
+
+/** One unlabelled sample's value from Prometheus text; undefined when absent. */
+export function metricValue(text: string, name: string): number | undefined {
+  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** Heap used and external memory as the process reports them on its metrics port; undefined on failure. */
+export async function readHeap(metricsUrl: string, t: number): Promise<HeapSample | undefined> {
+  try {
+    const text = await (await fetch(metricsUrl)).text();
+    const used = metricValue(text, 'nodejs_heap_size_used_bytes');
+    const external = metricValue(text, 'nodejs_external_memory_bytes');
+    if (used === undefined || external === undefined) return undefined;
+    return { t, usedMiB: used / 2 ** 20, externalMiB: external / 2 ** 20 };
+  } catch {
+    return undefined;
+  }
+}
+
 /** A process's resident set (VmRSS) in KiB, from /proc; undefined once it has gone. */
 export function readRssKiB(pid: number): number | undefined {
   try {
@@ -58,11 +86,7 @@ export function summarizeRss(samples: readonly RssSample[], warmupS: number, loa
   const start = mib(after[0]?.kib ?? NaN);
   const end = mib(after[after.length - 1]?.kib ?? NaN);
   const half = samples.filter((s) => s.t >= loadS / 2).map((s) => ({ x: s.t / 60, y: mib(s.kib) }));
-  const floors = new Map<number, { x: number; y: number }>();
-  for (const p of half) {
-    const w = Math.floor((p.x * 60) / FLOOR_WINDOW_S);
-    if (!floors.has(w) || p.y < floors.get(w)!.y) floors.set(w, p);
-  }
+  const f = floors(half);
   return {
     samples: samples.length,
     startMiB: start,
@@ -72,7 +96,44 @@ export function summarizeRss(samples: readonly RssSample[], warmupS: number, loa
     growthPct: (100 * (end - start)) / start,
     secondHalfSlopeMiBPerMin: slope(half),
     // Two windows make a line through any two points: too few to call a trend.
-    floorSlopeMiBPerMin: floors.size >= 3 ? slope([...floors.values()]) : NaN,
+    floorSlopeMiBPerMin: f.length >= 3 ? slope(f) : NaN,
+  };
+}
+
+/** The lowest point of each FLOOR_WINDOW_S window (x in minutes): where the saw-tooth returns after GC. */
+function floors(points: ReadonlyArray<{ x: number; y: number }>): Array<{ x: number; y: number }> {
+  const lowest = new Map<number, { x: number; y: number }>();
+  for (const p of points) {
+    const w = Math.floor((p.x * 60) / FLOOR_WINDOW_S);
+    if (!lowest.has(w) || p.y < lowest.get(w)!.y) lowest.set(w, p);
+  }
+  return [...lowest.values()];
+}
+
+export interface HeapSummary {
+  readonly samples: number;
+  /** Heap used + external at its floor in the first window after the warm-up, and in the last one, MiB. */
+  readonly startFloorMiB: number;
+  readonly endFloorMiB: number;
+  readonly maxMiB: number;
+  /**
+   * Least-squares slope of the floors (heap used + external, lowest per 30 s window) over the second half,
+   * MiB per minute. Live JS objects are what a floor measures: garbage is collected before it, so a leak
+   * in JS (a map that only grows, listeners never removed, buffers kept) raises it and nothing else does.
+   */
+  readonly floorSlopeMiBPerMin: number;
+}
+
+export function summarizeHeap(samples: readonly HeapSample[], warmupS: number, loadS: number): HeapSummary {
+  const pts = samples.map((s) => ({ x: s.t / 60, y: s.usedMiB + s.externalMiB }));
+  const after = floors(pts.filter((p) => p.x * 60 >= warmupS));
+  const half = floors(pts.filter((p) => p.x * 60 >= loadS / 2));
+  return {
+    samples: samples.length,
+    startFloorMiB: after[0]?.y ?? NaN,
+    endFloorMiB: after[after.length - 1]?.y ?? NaN,
+    maxMiB: Math.max(...pts.map((p) => p.y)),
+    floorSlopeMiBPerMin: half.length >= 3 ? slope(half) : NaN,
   };
 }
 
@@ -99,6 +160,7 @@ export interface SoakReport {
   /** Ledger keys without a receipt in the graph. */
   readonly unprojected: number;
   readonly rss: RssSummary;
+  readonly heap: HeapSummary;
   /** Error lines the Muninn process logged, and its exit code after SIGTERM. */
   readonly serverErrors: readonly string[];
   readonly exitCode: number | null;
@@ -158,6 +220,9 @@ export function formatSoak(r: SoakReport): string[] {
     `  RSS of the muninn process: start ${f1(r.rss.startMiB)} MiB (after warm-up), end ${f1(r.rss.endMiB)}, max ${f1(r.rss.maxMiB)}; ` +
       `growth ${f1(r.rss.growthMiB)} MiB (${f1(r.rss.growthPct)} %); second-half slope ${r.rss.secondHalfSlopeMiBPerMin.toFixed(2)} MiB/min ` +
       `(of its ${FLOOR_WINDOW_S} s floors ${f2(r.rss.floorSlopeMiBPerMin)}; ${r.rss.samples} samples)`,
+    `  JS heap used + external (the process's /metrics): floor ${f1(r.heap.startFloorMiB)} MiB after warm-up, ` +
+      `${f1(r.heap.endFloorMiB)} at the end, max ${f1(r.heap.maxMiB)}; second-half slope of its ${FLOOR_WINDOW_S} s floors ` +
+      `${f2(r.heap.floorSlopeMiBPerMin)} MiB/min (${r.heap.samples} samples)`,
     `  muninn logged ${r.serverErrors.length} error lines; exit code after SIGTERM ${r.exitCode}`,
     ...r.serverErrors.slice(0, 5).map((l) => `    ${l.slice(0, 300)}`),
   );

@@ -6,7 +6,15 @@
 import { randomUUID } from 'node:crypto';
 import { benchConfig } from './support.ts';
 import { newTally, runLoad, subscribeLag, type LoadTally } from './soak-load.ts';
-import { readRssKiB, summarizeRss, type RssSample, type SoakReport } from './soak-report.ts';
+import {
+  readHeap,
+  readRssKiB,
+  summarizeHeap,
+  summarizeRss,
+  type HeapSample,
+  type RssSample,
+  type SoakReport,
+} from './soak-report.ts';
 import { caughtUp } from '../support/harness.ts';
 import { freePort, spawnServe, waitReady, type ServeProcess } from '../support/processes.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
@@ -37,9 +45,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const config = await benchConfig('soak', { ...o.env });
   const tenant = `soak-${randomUUID().slice(0, 8)}`;
   const port = await freePort();
+  const metricsPort = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const serverErrors: string[] = [];
-  const proc = spawnServe('all', childEnv(config, port, o.env));
+  const proc = spawnServe('all', { ...childEnv(config, port, o.env), MUNINN_METRICS_PORT: String(metricsPort) });
   collectErrors(proc, serverErrors);
   const a = connectAdapters(config, silentLogger);
   try {
@@ -61,14 +71,17 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     );
     const tally = newTally();
     const samples: RssSample[] = [];
+    const heap: HeapSample[] = [];
     const t0 = performance.now();
     const sample = () => {
+      const t = (performance.now() - t0) / 1000;
       const kib = readRssKiB(proc.child.pid!);
-      if (kib !== undefined) samples.push({ t: (performance.now() - t0) / 1000, kib });
+      if (kib !== undefined) samples.push({ t, kib });
+      void readHeap(metricsUrl, t).then((h) => h && heap.push(h));
     };
     sample();
     const sampler = setInterval(sample, o.sampleMs);
-    const progress = setInterval(() => log(progressLine(tally, samples, t0)), 30_000);
+    const progress = setInterval(() => log(progressLine(tally, samples, heap, t0)), 30_000);
     const unsubscribe = subscribeLag(endpoint, tokens[o.callers]!, tally);
     try {
       await runLoad(
@@ -108,6 +121,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       projection: { receipts: counts.receipts, caughtUp: drained, drainSeconds },
       unprojected: counts.unprojected,
       rss: summarizeRss(samples, o.warmupSeconds, o.seconds),
+      heap: summarizeHeap(heap, o.warmupSeconds, o.seconds),
       serverErrors,
       exitCode,
     };
@@ -151,14 +165,21 @@ function collectErrors(proc: ServeProcess, into: string[]): void {
   });
 }
 
-function progressLine(tally: LoadTally, samples: readonly RssSample[], t0: number): string {
+function progressLine(
+  tally: LoadTally,
+  samples: readonly RssSample[],
+  heap: readonly HeapSample[],
+  t0: number,
+): string {
   const ok = Object.values(tally.ops).reduce((s, x) => s + x.ok, 0);
   const retry = Object.values(tally.ops).reduce((s, x) => s + x.retryable, 0);
   const bad = Object.values(tally.ops).reduce((s, x) => s + x.unexpected, 0) + tally.subscriptionErrors;
   const rss = samples[samples.length - 1];
+  const h = heap[heap.length - 1];
   return (
     `  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${ok} ok, ${retry} retryable, ${bad} unexpected; ` +
-    `RSS ${rss ? (rss.kib / 1024).toFixed(1) : '–'} MiB`
+    `RSS ${rss ? (rss.kib / 1024).toFixed(1) : '–'} MiB, heap used ${h ? h.usedMiB.toFixed(1) : '–'} + external ` +
+    `${h ? h.externalMiB.toFixed(1) : '–'} MiB`
   );
 }
 

@@ -29,7 +29,7 @@ async function scrape(): Promise<string> {
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
     if (!line.startsWith(name)) continue;
-    const m = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+    const m = /^([a-zA-Z0-9_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
     if (!m || m[1] !== name) continue;
     const have = Object.fromEntries([...(m[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((x) => [x[1], x[2]]));
     if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[3]);
@@ -96,6 +96,20 @@ describe('metrics', () => {
     expect(sample(text, 'muninn_projection_lag', { partition: '0' })).toBeGreaterThanOrEqual(0);
     expect(sample(text, 'muninn_review_queue_depth')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'muninn_projector_dead_lettered_total')).toBeGreaterThanOrEqual(0);
+  });
+
+  it("the runtime's own memory, GC and event-loop figures, so a leak can be told from heap growth", async () => {
+    const text = await scrape();
+    const rss = sample(text, 'process_resident_memory_bytes');
+    const heapUsed = sample(text, 'nodejs_heap_size_used_bytes');
+    const heapTotal = sample(text, 'nodejs_heap_size_total_bytes');
+    expect(rss).toBeGreaterThan(0);
+    expect(heapUsed).toBeGreaterThan(0);
+    expect(heapUsed!).toBeLessThanOrEqual(heapTotal!);
+    expect(heapTotal!).toBeLessThan(rss!);
+    expect(sample(text, 'nodejs_external_memory_bytes')).toBeGreaterThan(0);
+    expect(sample(text, 'nodejs_eventloop_lag_p99_seconds')).toBeGreaterThanOrEqual(0);
+    expect(text).toContain('nodejs_gc_duration_seconds');
   });
 
   it('names no tenant or caller, and is not served on the API port', async () => {

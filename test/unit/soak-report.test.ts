@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { classifyAnswer, newTally } from '../bench/soak-load.ts';
-import { slope, soakProblems, summarizeRss, type SoakReport } from '../bench/soak-report.ts';
+import {
+  metricValue,
+  slope,
+  soakProblems,
+  summarizeHeap,
+  summarizeRss,
+  type SoakReport,
+} from '../bench/soak-report.ts';
 
 /** The soak's judgement (test/bench/soak.ts): how answers are classified and how RSS is summarized. */
 describe('classifyAnswer', () => {
@@ -80,6 +87,27 @@ describe('RSS summary', () => {
   });
 });
 
+describe('heap summary', () => {
+  it('reads an unlabelled sample from Prometheus text, not a longer name that starts the same', () => {
+    const text = '# HELP x\nnodejs_heap_size_used_bytes_x 1\nnodejs_heap_size_used_bytes 12345\n';
+    expect(metricValue(text, 'nodejs_heap_size_used_bytes')).toBe(12345);
+    expect(metricValue(text, 'nodejs_external_memory_bytes')).toBeUndefined();
+  });
+
+  it('floors are heap used + external at their lowest per 30 s; garbage between collections does not count', () => {
+    // Live data flat at 100 MiB (80 used + 20 external); garbage piles up to +60 MiB before each collection.
+    const flat = Array.from({ length: 601 }, (_, t) => ({ t, usedMiB: 80 + (t % 30) * 2, externalMiB: 20 }));
+    const s = summarizeHeap(flat, 60, 600);
+    expect(s.startFloorMiB).toBe(100);
+    expect(s.endFloorMiB).toBe(100);
+    expect(s.maxMiB).toBe(158);
+    expect(s.floorSlopeMiBPerMin).toBeCloseTo(0, 10);
+    // A leak: live data grows 2 MiB a minute under the same saw-tooth.
+    const leak = flat.map((p) => ({ ...p, externalMiB: 20 + (2 * p.t) / 60 }));
+    expect(summarizeHeap(leak, 60, 600).floorSlopeMiBPerMin).toBeCloseTo(2, 1);
+  });
+});
+
 describe('soakProblems', () => {
   const report = (o: Partial<SoakReport> = {}): SoakReport => ({
     seconds: 600,
@@ -93,6 +121,11 @@ describe('soakProblems', () => {
     unprojected: 0,
     rss: summarizeRss(
       [0, 300, 600].map((t) => ({ t, kib: 200 * 1024 })),
+      60,
+      600,
+    ),
+    heap: summarizeHeap(
+      [0, 300, 450, 600].map((t) => ({ t, usedMiB: 80, externalMiB: 20 })),
       60,
       600,
     ),

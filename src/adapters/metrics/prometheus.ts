@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Telemetry } from '../../ports/telemetry.ts';
 import type { Logger } from '../../ports/logger.ts';
 
@@ -61,6 +61,10 @@ export class PrometheusTelemetry implements Telemetry {
 
   constructor(sources: ScrapeSources = {}) {
     const { lag, reviewQueueDepth } = sources;
+    // The runtime's own figures (process_resident_memory_bytes, nodejs_heap_size_used_bytes,
+    // nodejs_external_memory_bytes, GC pauses, event-loop lag): RSS alone cannot tell a leak from V8
+    // growing its heap or the allocator keeping freed pages; heap used after collections can.
+    collectDefaultMetrics({ register: this.registry });
     if (lag)
       new Gauge({
         name: 'muninn_projection_lag',
