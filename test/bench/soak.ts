@@ -49,7 +49,10 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const url = `http://127.0.0.1:${port}`;
   const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const serverErrors: string[] = [];
-  const proc = spawnServe('all', { ...childEnv(config, port, o.env), MUNINN_METRICS_PORT: String(metricsPort) });
+  const proc = spawnServe('all', {
+    ...childEnv(config, port, o.env),
+    MUNINN_METRICS_PORT: String(metricsPort),
+  });
   collectErrors(proc, serverErrors);
   const a = connectAdapters(config, silentLogger);
   try {
