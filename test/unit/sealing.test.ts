@@ -211,4 +211,21 @@ describe('sealing the ledger', () => {
     expect(await keys.state(keyId)).toBe('DESTROYED');
     await expect(sealEvents([ep!], keys)).rejects.toMatchObject({ code: 'CONFLICT' });
   });
+
+  it('the sealing cache keeps the most recently used keys only, each owning its own bytes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'keys-'));
+    const keys = new FileKeyStore(dir, 2);
+    const first = await keys.forSealing(['k1', 'k2']);
+    await keys.forSealing(['k1']); // k1 is now the most recent; k2 the least
+    const after = await keys.forSealing(['k3']);
+    expect(keys.cachedKeys).toBe(2);
+    for (const k of [...first.values(), ...after.values()]) {
+      expect(k.byteLength).toBe(32);
+      expect(k.buffer.byteLength).toBe(32);
+    }
+    // k2 was evicted: asked again, it is read from its file — which another store has since destroyed.
+    await new FileKeyStore(dir).destroy(['k2']);
+    await expect(keys.forSealing(['k2'])).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(keys.cachedKeys).toBe(2);
+  });
 });

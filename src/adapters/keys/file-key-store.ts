@@ -14,26 +14,49 @@ import type { KeyState, KeyStore } from '../../ports/key-store.ts';
  *   a "destroyed" marker (which also stops the id from ever being created again). On a copy-on-write or
  *   journaling filesystem, or an SSD, the old blocks may survive the overwrite: production binds a KMS.
  * Keys read for sealing are cached in-process; opening always reads the file, so a key another process
- * destroyed is gone for this one too.
+ * destroyed is gone for this one too. The cache keeps the `maxCached` most recently used keys (there is a
+ * key per record, entity and episode, so an unbounded cache grew with everything ever written — the soak
+ * found it), and each cached key owns its 32 bytes: a small Buffer decoded from base64 is a view into an
+ * 8 KiB shared pool slab, which it would keep alive.
  */
 export class FileKeyStore implements KeyStore {
   private readonly cache = new Map<string, Uint8Array>();
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    private readonly maxCached = 4096,
+  ) {
+    if (!Number.isInteger(maxCached) || maxCached < 0)
+      throw new RangeError('maxCached must be a non-negative integer');
+  }
 
   async forSealing(keyIds: readonly string[]): Promise<ReadonlyMap<string, Uint8Array>> {
     const out = new Map<string, Uint8Array>();
     for (const id of new Set(keyIds)) {
       const cached = this.cache.get(id);
       if (cached) {
+        // Map order is insertion order: re-inserting marks the key most recently used.
+        this.cache.delete(id);
+        this.cache.set(id, cached);
         out.set(id, cached);
         continue;
       }
       const key = await this.createOrRead(id);
-      this.cache.set(id, key);
+      this.remember(id, key);
       out.set(id, key);
     }
     return out;
+  }
+
+  /** How many keys the sealing cache holds now (for tests and diagnostics). */
+  get cachedKeys(): number {
+    return this.cache.size;
+  }
+
+  private remember(id: string, key: Uint8Array): void {
+    if (this.maxCached === 0) return;
+    this.cache.set(id, key);
+    while (this.cache.size > this.maxCached) this.cache.delete(this.cache.keys().next().value!);
   }
 
   async forOpening(keyId: string): Promise<Uint8Array | null> {
@@ -97,7 +120,8 @@ export class FileKeyStore implements KeyStore {
     }
     // A file zeroed by a destroy that crashed before its marker landed counts as destroyed.
     const parsed = safeJson(text);
-    if (parsed && typeof parsed['key'] === 'string') return { key: Buffer.from(parsed['key'], 'base64') };
+    if (parsed && typeof parsed['key'] === 'string')
+      return { key: new Uint8Array(Buffer.from(parsed['key'], 'base64')) };
     return { destroyed: true };
   }
 
