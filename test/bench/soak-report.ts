@@ -1,39 +1,12 @@
 // The soak's figures: the Muninn process's RSS over time, latency percentiles, and the verdict.
 import { readFileSync } from 'node:fs';
 import { OP_KINDS, type LoadTally } from './soak-load.ts';
+import type { LiveHeapSample } from './soak-inspect.ts';
 
 export interface RssSample {
   /** Seconds since the load started. */
   readonly t: number;
   readonly kib: number;
-}
-
-/** What the process's own /metrics said of its JS memory at one moment (nodejs_* from prom-client). */
-export interface HeapSample {
-  readonly t: number;
-  /** V8 heap in use (live objects and not yet collected garbage), MiB. */
-  readonly usedMiB: number;
-  /** Memory of ArrayBuffers and Buffers held by JS objects, outside the V8 heap, MiB. */
-  readonly externalMiB: number;
-}
-
-/** One unlabelled sample's value from Prometheus text; undefined when absent. */
-export function metricValue(text: string, name: string): number | undefined {
-  const m = new RegExp(`^${name} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : undefined;
-}
-
-/** Heap used and external memory as the process reports them on its metrics port; undefined on failure. */
-export async function readHeap(metricsUrl: string, t: number): Promise<HeapSample | undefined> {
-  try {
-    const text = await (await fetch(metricsUrl)).text();
-    const used = metricValue(text, 'nodejs_heap_size_used_bytes');
-    const external = metricValue(text, 'nodejs_external_memory_bytes');
-    if (used === undefined || external === undefined) return undefined;
-    return { t, usedMiB: used / 2 ** 20, externalMiB: external / 2 ** 20 };
-  } catch {
-    return undefined;
-  }
 }
 
 /** A process's resident set (VmRSS) in KiB, from /proc; undefined once it has gone. */
@@ -110,30 +83,33 @@ function floors(points: ReadonlyArray<{ x: number; y: number }>): Array<{ x: num
   return [...lowest.values()];
 }
 
-export interface HeapSummary {
+export interface LiveHeapSummary {
   readonly samples: number;
-  /** Heap used + external at its floor in the first window after the warm-up, and in the last one, MiB. */
-  readonly startFloorMiB: number;
-  readonly endFloorMiB: number;
-  readonly maxMiB: number;
+  /** Live heap (V8 heap used + ArrayBuffer backing stores, right after a full collection) after the warm-up, MiB. */
+  readonly startMiB: number;
+  /** The same at the end of the load. */
+  readonly endMiB: number;
+  readonly growthMiB: number;
   /**
-   * Least-squares slope of the floors (heap used + external, lowest per 30 s window) over the second half,
-   * MiB per minute. Live JS objects are what a floor measures: garbage is collected before it, so a leak
-   * in JS (a map that only grows, listeners never removed, buffers kept) raises it and nothing else does.
+   * Least-squares slope of the live heap from the warm-up on, MiB per minute. Each sample follows a full
+   * collection, so there is no saw-tooth to fit: a cache that fills flattens out, a leak keeps the slope.
    */
-  readonly floorSlopeMiBPerMin: number;
+  readonly slopeMiBPerMin: number;
 }
 
-export function summarizeHeap(samples: readonly HeapSample[], warmupS: number, loadS: number): HeapSummary {
-  const pts = samples.map((s) => ({ x: s.t / 60, y: s.usedMiB + s.externalMiB }));
-  const after = floors(pts.filter((p) => p.x * 60 >= warmupS));
-  const half = floors(pts.filter((p) => p.x * 60 >= loadS / 2));
+export function summarizeLiveHeap(samples: readonly LiveHeapSample[], warmupS: number): LiveHeapSummary {
+  const pts = samples
+    .filter((s) => s.t >= warmupS)
+    .map((s) => ({ x: s.t / 60, y: s.usedMiB + s.backingMiB }));
+  const start = pts[0]?.y ?? NaN;
+  const end = pts[pts.length - 1]?.y ?? NaN;
   return {
-    samples: samples.length,
-    startFloorMiB: after[0]?.y ?? NaN,
-    endFloorMiB: after[after.length - 1]?.y ?? NaN,
-    maxMiB: Math.max(...pts.map((p) => p.y)),
-    floorSlopeMiBPerMin: half.length >= 3 ? slope(half) : NaN,
+    samples: pts.length,
+    startMiB: start,
+    endMiB: end,
+    growthMiB: end - start,
+    // Two points make a line through anything: too few to call a trend.
+    slopeMiBPerMin: pts.length >= 3 ? slope(pts) : NaN,
   };
 }
 
@@ -160,7 +136,7 @@ export interface SoakReport {
   /** Ledger keys without a receipt in the graph. */
   readonly unprojected: number;
   readonly rss: RssSummary;
-  readonly heap: HeapSummary;
+  readonly liveHeap: LiveHeapSummary;
   /** Error lines the Muninn process logged, and its exit code after SIGTERM. */
   readonly serverErrors: readonly string[];
   readonly exitCode: number | null;
@@ -176,7 +152,12 @@ export const totals = (t: LoadTally) =>
     { ok: 0, retryable: 0, unexpected: t.subscriptionErrors },
   );
 
-/** What makes the soak fail: unexpected answers, a ledger/projection mismatch, or RSS still climbing. */
+/**
+ * What makes the soak fail: unexpected answers, a ledger/projection mismatch, an unclean exit, or live
+ * memory still climbing. "Memory stays flat" is judged on the live heap (sampled after full collections);
+ * RSS is reported beside it, not judged: its saw-tooth (V8 grows its heap before collecting, the allocator
+ * keeps freed pages) swamps any trend a 10-minute run could fit.
+ */
 export function soakProblems(r: SoakReport, maxSlopeMiBPerMin: number): string[] {
   const p: string[] = [];
   const u = totals(r.tally).unexpected;
@@ -186,9 +167,9 @@ export function soakProblems(r: SoakReport, maxSlopeMiBPerMin: number): string[]
     p.push(`ledger ${r.ledger.keys} commands ≠ projection ${r.projection.receipts} receipts`);
   if (r.ledger.events === 0) p.push('nothing reached the ledger');
   if (r.exitCode !== 0) p.push(`muninn exited with ${r.exitCode} after SIGTERM`);
-  if (!(r.rss.secondHalfSlopeMiBPerMin <= maxSlopeMiBPerMin))
+  if (!(r.liveHeap.slopeMiBPerMin <= maxSlopeMiBPerMin))
     p.push(
-      `RSS grew ${r.rss.secondHalfSlopeMiBPerMin.toFixed(2)} MiB/min over the second half (limit ${maxSlopeMiBPerMin})`,
+      `the live heap grew ${f2(r.liveHeap.slopeMiBPerMin)} MiB/min after the warm-up (limit ${maxSlopeMiBPerMin})`,
     );
   return p;
 }
@@ -220,9 +201,9 @@ export function formatSoak(r: SoakReport): string[] {
     `  RSS of the muninn process: start ${f1(r.rss.startMiB)} MiB (after warm-up), end ${f1(r.rss.endMiB)}, max ${f1(r.rss.maxMiB)}; ` +
       `growth ${f1(r.rss.growthMiB)} MiB (${f1(r.rss.growthPct)} %); second-half slope ${r.rss.secondHalfSlopeMiBPerMin.toFixed(2)} MiB/min ` +
       `(of its ${FLOOR_WINDOW_S} s floors ${f2(r.rss.floorSlopeMiBPerMin)}; ${r.rss.samples} samples)`,
-    `  JS heap used + external (the process's /metrics): floor ${f1(r.heap.startFloorMiB)} MiB after warm-up, ` +
-      `${f1(r.heap.endFloorMiB)} at the end, max ${f1(r.heap.maxMiB)}; second-half slope of its ${FLOOR_WINDOW_S} s floors ` +
-      `${f2(r.heap.floorSlopeMiBPerMin)} MiB/min (${r.heap.samples} samples)`,
+    `  live heap after a full GC (V8 heap used + ArrayBuffers): ${f1(r.liveHeap.startMiB)} MiB after warm-up, ` +
+      `${f1(r.liveHeap.endMiB)} at the end (growth ${f1(r.liveHeap.growthMiB)} MiB); slope ${f2(r.liveHeap.slopeMiBPerMin)} MiB/min ` +
+      `(${r.liveHeap.samples} samples)`,
     `  muninn logged ${r.serverErrors.length} error lines; exit code after SIGTERM ${r.exitCode}`,
     ...r.serverErrors.slice(0, 5).map((l) => `    ${l.slice(0, 300)}`),
   );

@@ -3,11 +3,14 @@
 // (awaited and not), revise, retract, recall and read records through GraphQL over HTTP for SOAK_SECONDS
 // (600), pausing SOAK_THINK_MS (50) on average between calls, while one graphql-ws subscription follows
 // the projection lag. Prints ops per kind with p50/p95, ok / expected-retryable / unexpected counts, the
-// ledger's events against the projection's receipts for the tenant, and the process's RSS (sampled every
-// SOAK_SAMPLE_MS, 2000): start after SOAK_WARMUP_SECONDS (60, at most a sixth of the run), end, max,
-// growth and the least-squares slope over the second half. Exits 1 on any unexpected answer, a ledger /
-// projection mismatch, or a second-half slope above SOAK_MAX_RSS_SLOPE_MIB_PER_MIN (5 MiB/min — 300 MiB an
-// hour; GC and allocator noise on a steady process stay well under it).
+// ledger's events against the projection's receipts for the tenant, the process's RSS (sampled every
+// SOAK_SAMPLE_MS, 2000: start after SOAK_WARMUP_SECONDS — 60, at most a sixth of the run — end, max,
+// growth, second-half slope) and its live heap: every SOAK_LIVE_HEAP_MS (30,000) the soak asks the child's
+// V8, through the inspector on a loopback port, for a full collection and then its heap usage (used +
+// ArrayBuffers). Exits 1 on any unexpected answer, a ledger / projection mismatch, an unclean exit, or a
+// live-heap slope after the warm-up above SOAK_MAX_LIVE_HEAP_SLOPE_MIB_PER_MIN (1 MiB/min — 60 MiB an
+// hour). RSS is reported, not judged: it saw-tooths by 100+ MiB (V8 grows its heap before collecting,
+// the allocator keeps freed pages), which swamps any trend a 10-minute run could fit.
 // The server embeds with MUNINN_EMBEDDER (default: the local MiniLM, the realistic and CPU-heavy choice;
 // MUNINN_EMBEDDER=hashing takes the model out and soaks the rest of the path at a higher rate).
 import { cpus, loadavg } from 'node:os';
@@ -20,7 +23,7 @@ const num = (name: string, dflt: number): number => {
   return v;
 };
 const seconds = num('SOAK_SECONDS', 600);
-const maxSlope = num('SOAK_MAX_RSS_SLOPE_MIB_PER_MIN', 5);
+const maxSlope = num('SOAK_MAX_LIVE_HEAP_SLOPE_MIB_PER_MIN', 1);
 const load = () =>
   loadavg()
     .map((x) => x.toFixed(1))
@@ -35,6 +38,7 @@ const report = await runSoak({
   callers: num('SOAK_CALLERS', 4),
   thinkMs: num('SOAK_THINK_MS', 50),
   sampleMs: num('SOAK_SAMPLE_MS', 2000),
+  liveHeapMs: num('SOAK_LIVE_HEAP_MS', 30_000),
   log: (l) => console.log(l),
 });
 for (const line of formatSoak(report)) console.log(line);

@@ -6,12 +6,11 @@
 import { randomUUID } from 'node:crypto';
 import { benchConfig } from './support.ts';
 import { newTally, runLoad, subscribeLag, type LoadTally } from './soak-load.ts';
+import { connectInspector, type LiveHeapSample } from './soak-inspect.ts';
 import {
-  readHeap,
   readRssKiB,
-  summarizeHeap,
+  summarizeLiveHeap,
   summarizeRss,
-  type HeapSample,
   type RssSample,
   type SoakReport,
 } from './soak-report.ts';
@@ -32,6 +31,8 @@ export interface SoakOptions {
   readonly thinkMs: number;
   /** RSS sampling interval, ms. */
   readonly sampleMs: number;
+  /** Interval between live-heap samples (each a full collection in the child), ms. */
+  readonly liveHeapMs: number;
   /** Settings for both this process and the Muninn child: servers, MUNINN_EMBEDDER, MUNINN_KEY_DIR … */
   readonly env?: Readonly<Record<string, string>>;
   /** Progress lines (the benchmark prints them; the test keeps quiet). */
@@ -45,19 +46,19 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
   const config = await benchConfig('soak', { ...o.env });
   const tenant = `soak-${randomUUID().slice(0, 8)}`;
   const port = await freePort();
-  const metricsPort = await freePort();
+  const inspectPort = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
   const serverErrors: string[] = [];
   const proc = spawnServe('all', {
     ...childEnv(config, port, o.env),
-    MUNINN_METRICS_PORT: String(metricsPort),
+    NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --inspect=127.0.0.1:${inspectPort}`.trim(),
   });
   collectErrors(proc, serverErrors);
   const a = connectAdapters(config, silentLogger);
   try {
     log(`starting muninn serve (pid ${proc.child.pid}) on ${url}, topic ${config.kafka.topic}`);
     await waitReady(url, 180_000);
+    const inspector = await connectInspector('127.0.0.1', inspectPort);
     const endpoint = `${url}/graphql`;
     const tokens = await Promise.all(
       Array.from({ length: o.callers + 1 }, (_, i) =>
@@ -74,16 +75,21 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
     );
     const tally = newTally();
     const samples: RssSample[] = [];
-    const heap: HeapSample[] = [];
+    const heap: LiveHeapSample[] = [];
     const t0 = performance.now();
     const sample = () => {
-      const t = (performance.now() - t0) / 1000;
       const kib = readRssKiB(proc.child.pid!);
-      if (kib !== undefined) samples.push({ t, kib });
-      void readHeap(metricsUrl, t).then((h) => h && heap.push(h));
+      if (kib !== undefined) samples.push({ t: (performance.now() - t0) / 1000, kib });
     };
+    const sampleHeap = () =>
+      inspector.liveHeap((performance.now() - t0) / 1000).then(
+        (h) => void heap.push(h),
+        (e: unknown) => log(`live heap sample failed: ${String(e)}`),
+      );
     sample();
+    await sampleHeap();
     const sampler = setInterval(sample, o.sampleMs);
+    const heapSampler = setInterval(() => void sampleHeap(), o.liveHeapMs);
     const progress = setInterval(() => log(progressLine(tally, samples, heap, t0)), 30_000);
     const unsubscribe = subscribeLag(endpoint, tokens[o.callers]!, tally);
     try {
@@ -99,8 +105,11 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       );
     } finally {
       clearInterval(sampler);
+      clearInterval(heapSampler);
       clearInterval(progress);
       sample();
+      await sampleHeap();
+      inspector.close();
       await unsubscribe();
     }
     log(`load done after ${((performance.now() - t0) / 1000).toFixed(0)} s; waiting for the projection`);
@@ -124,7 +133,7 @@ export async function runSoak(o: SoakOptions): Promise<SoakReport> {
       projection: { receipts: counts.receipts, caughtUp: drained, drainSeconds },
       unprojected: counts.unprojected,
       rss: summarizeRss(samples, o.warmupSeconds, o.seconds),
-      heap: summarizeHeap(heap, o.warmupSeconds, o.seconds),
+      liveHeap: summarizeLiveHeap(heap, o.warmupSeconds),
       serverErrors,
       exitCode,
     };
@@ -171,7 +180,7 @@ function collectErrors(proc: ServeProcess, into: string[]): void {
 function progressLine(
   tally: LoadTally,
   samples: readonly RssSample[],
-  heap: readonly HeapSample[],
+  heap: readonly LiveHeapSample[],
   t0: number,
 ): string {
   const ok = Object.values(tally.ops).reduce((s, x) => s + x.ok, 0);
@@ -181,8 +190,8 @@ function progressLine(
   const h = heap[heap.length - 1];
   return (
     `  ${((performance.now() - t0) / 1000).toFixed(0)} s: ${ok} ok, ${retry} retryable, ${bad} unexpected; ` +
-    `RSS ${rss ? (rss.kib / 1024).toFixed(1) : '–'} MiB, heap used ${h ? h.usedMiB.toFixed(1) : '–'} + external ` +
-    `${h ? h.externalMiB.toFixed(1) : '–'} MiB`
+    `RSS ${rss ? (rss.kib / 1024).toFixed(1) : '–'} MiB, live heap ${h ? (h.usedMiB + h.backingMiB).toFixed(1) : '–'} MiB ` +
+    `(at ${h ? h.t.toFixed(0) : '–'} s)`
   );
 }
 

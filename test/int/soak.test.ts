@@ -19,6 +19,7 @@ describe('soak, CI-short', () => {
       callers: 4,
       thinkMs: 50,
       sampleMs: 2000,
+      liveHeapMs: 10_000,
       env: {
         ...endpoints(),
         MUNINN_KEY_DIR: inject('keyDir'),

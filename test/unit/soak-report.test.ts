@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { classifyAnswer, newTally } from '../bench/soak-load.ts';
 import {
-  metricValue,
   slope,
   soakProblems,
-  summarizeHeap,
+  summarizeLiveHeap,
   summarizeRss,
   type SoakReport,
 } from '../bench/soak-report.ts';
@@ -87,24 +86,29 @@ describe('RSS summary', () => {
   });
 });
 
-describe('heap summary', () => {
-  it('reads an unlabelled sample from Prometheus text, not a longer name that starts the same', () => {
-    const text = '# HELP x\nnodejs_heap_size_used_bytes_x 1\nnodejs_heap_size_used_bytes 12345\n';
-    expect(metricValue(text, 'nodejs_heap_size_used_bytes')).toBe(12345);
-    expect(metricValue(text, 'nodejs_external_memory_bytes')).toBeUndefined();
+describe('live heap summary', () => {
+  it('counts from the warm-up on: start, end, growth and the slope of heap used + ArrayBuffers, in MiB/min', () => {
+    // 120 MiB while warming up (60 s), then 100 MiB live growing 0.5 MiB a minute; one sample every 30 s.
+    const samples = Array.from({ length: 21 }, (_, i) => ({
+      t: i * 30,
+      usedMiB: i * 30 < 60 ? 110 : 90 + (0.5 * (i * 30 - 60)) / 60,
+      backingMiB: 10,
+    }));
+    const s = summarizeLiveHeap(samples, 60);
+    expect(s.samples).toBe(19);
+    expect(s.startMiB).toBe(100);
+    expect(s.endMiB).toBe(104.5);
+    expect(s.growthMiB).toBeCloseTo(4.5, 10);
+    expect(s.slopeMiBPerMin).toBeCloseTo(0.5, 10);
   });
 
-  it('floors are heap used + external at their lowest per 30 s; garbage between collections does not count', () => {
-    // Live data flat at 100 MiB (80 used + 20 external); garbage piles up to +60 MiB before each collection.
-    const flat = Array.from({ length: 601 }, (_, t) => ({ t, usedMiB: 80 + (t % 30) * 2, externalMiB: 20 }));
-    const s = summarizeHeap(flat, 60, 600);
-    expect(s.startFloorMiB).toBe(100);
-    expect(s.endFloorMiB).toBe(100);
-    expect(s.maxMiB).toBe(158);
-    expect(s.floorSlopeMiBPerMin).toBeCloseTo(0, 10);
-    // A leak: live data grows 2 MiB a minute under the same saw-tooth.
-    const leak = flat.map((p) => ({ ...p, externalMiB: 20 + (2 * p.t) / 60 }));
-    expect(summarizeHeap(leak, 60, 600).floorSlopeMiBPerMin).toBeCloseTo(2, 1);
+  it('fewer than three samples after the warm-up give no slope', () => {
+    const s = summarizeLiveHeap(
+      [0, 70, 100].map((t) => ({ t, usedMiB: 50, backingMiB: 0 })),
+      60,
+    );
+    expect(s.samples).toBe(2);
+    expect(s.slopeMiBPerMin).toBeNaN();
   });
 });
 
@@ -124,10 +128,9 @@ describe('soakProblems', () => {
       60,
       600,
     ),
-    heap: summarizeHeap(
-      [0, 300, 450, 600].map((t) => ({ t, usedMiB: 80, externalMiB: 20 })),
+    liveHeap: summarizeLiveHeap(
+      [0, 300, 450, 600].map((t) => ({ t, usedMiB: 80, backingMiB: 20 })),
       60,
-      600,
     ),
     serverErrors: [],
     exitCode: 0,
@@ -138,7 +141,7 @@ describe('soakProblems', () => {
     expect(soakProblems(report(), 5)).toEqual([]);
   });
 
-  it('an unexpected answer, a ledger/projection mismatch, an unclean exit or a climbing RSS is one each', () => {
+  it('an unexpected answer, a ledger/projection mismatch, an unclean exit or a climbing live heap is one each', () => {
     const tally = newTally();
     tally.ops.recall.unexpected = 2;
     expect(soakProblems(report({ tally }), 5)).toEqual(['2 unexpected answers']);
@@ -146,13 +149,19 @@ describe('soakProblems', () => {
       ['ledger 10 commands ≠ projection 9 receipts'],
     );
     expect(soakProblems(report({ exitCode: null }), 5)).toEqual(['muninn exited with null after SIGTERM']);
-    const climbing = summarizeRss(
+    const climbing = summarizeLiveHeap(
+      [60, 300, 600].map((t) => ({ t, usedMiB: 80 + t / 30, backingMiB: 0 })),
+      60,
+    );
+    expect(soakProblems(report({ liveHeap: climbing }), 1)).toEqual([
+      'the live heap grew 2.00 MiB/min after the warm-up (limit 1)',
+    ]);
+    // RSS is reported, not judged: its saw-tooth says nothing a 10-minute fit could trust.
+    const rssClimbing = summarizeRss(
       [0, 300, 600].map((t) => ({ t, kib: (200 + t / 6) * 1024 })),
       60,
       600,
     );
-    expect(soakProblems(report({ rss: climbing }), 5)).toEqual([
-      'RSS grew 10.00 MiB/min over the second half (limit 5)',
-    ]);
+    expect(soakProblems(report({ rss: rssClimbing }), 1)).toEqual([]);
   });
 });
