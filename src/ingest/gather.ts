@@ -27,7 +27,11 @@ export async function gather(
       d.store.relateCandidatesMany(
         scope,
         namespace,
-        relating.map((i) => ({ subject: drafts[i]!.statement.subject, vector: arr(vectors[i]) })),
+        relating.map((i) => ({
+          subject: drafts[i]!.statement.subject,
+          vector: arr(vectors[i]),
+          modelId: d.embedder.modelId,
+        })),
         RELATE_K,
       ),
       d.store.entityFacts(
@@ -35,6 +39,7 @@ export async function gather(
         [...refs.values()].map((ref) => ({
           ...ref,
           vector: arr(nameVectors.get(refName(ref))),
+          modelId: d.embedder.modelId,
           defaultId: entityIdFor(scope.tenant, ref.type, refName(ref)),
         })),
       ),

@@ -267,7 +267,12 @@ export interface RecallArms extends Pick<RecordReads, 'findEntity' | 'recordsByI
     text: string,
     fetch: number,
   ): Promise<Array<{ id: string; subject: string; text: string; context: string | null; validFrom: string }>>;
-  vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]>;
+  /**
+   * Records nearest to `vector`, among those embedded by the same model (`modelId`, the records'
+   * embeddingModel): vectors of different models are not comparable, so after a model switch the older
+   * records are not found by this arm rather than ranked by a meaningless cosine.
+   */
+  vectorArm(q: ArmQuery, vector: readonly number[], modelId: string): Promise<string[]>;
   /** Records about the anchor entities or their SAME_AS neighbours; returns [recordId, anchorId] pairs. */
   graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>>;
   /**
@@ -286,6 +291,8 @@ export interface RecallArms extends Pick<RecordReads, 'findEntity' | 'recordsByI
 export interface RelateQuery {
   readonly subject: string;
   readonly vector: readonly number[] | null;
+  /** The model that embedded `vector`: only records embedded by the same one are compared with it. */
+  readonly modelId: string;
 }
 
 /** One entity reference of a batch, with its name's embedding and the id a new entity of it would get. */
@@ -295,6 +302,8 @@ export interface EntityProbe {
   readonly externalId?: string | undefined;
   readonly type?: string | undefined;
   readonly vector: readonly number[] | null;
+  /** The model that embedded `vector`: only entities embedded by the same one are compared with it. */
+  readonly modelId: string;
   readonly defaultId: string;
 }
 

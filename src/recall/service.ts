@@ -144,7 +144,7 @@ export class RecallService {
     const inherited = recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [];
     const vec = recipe.arms.vector
       ? timed('embed', () => this.d.embedder.embed([cmd.query])).then(([v]) =>
-          v ? timed('vector', () => this.d.store.vectorArm(q, [...v])) : [],
+          v ? timed('vector', () => this.d.store.vectorArm(q, [...v], this.d.embedder.modelId)) : [],
         )
       : [];
     // Anchors: the entities the caller names, plus those the query mentions by name or alias.

@@ -1,11 +1,12 @@
-// node --import tsx test/bench/embed.bench.ts — prints figures, asserts nothing.
+// node --import tsx test/bench/embed.bench.ts — prints figures, asserts nothing. MUNINN_LOCAL_MODEL picks the
+// model (default all-MiniLM-L6-v2; bge-small-en-v1.5 is fetched on first use).
 //  1. model load time (read + hash + onnxruntime session), cold and warm;
 //  2. embed throughput for 200 sentences at batch sizes 1, 8 and 32, with 1 and 2 intra-op threads
 //     (BENCH_THREADS=1,2,4 to change), as texts/s and ms per text;
 //  3. the hashing fallback, for scale.
 import { cpus } from 'node:os';
-import { ensureModel } from '../../scripts/fetch-model.mjs';
-import { createOnnxEmbedder } from '../../src/adapters/embedders/onnx-minilm.ts';
+import { ensureModel, modelFromEnv } from '../../scripts/fetch-model.mjs';
+import { createOnnxEmbedder } from '../../src/adapters/embedders/onnx-embedder.ts';
 import { createHashingEmbedder } from '../../src/adapters/embedders/hashing.ts';
 import { type Embedder } from '../../src/ports/embedder.ts';
 
@@ -49,7 +50,7 @@ async function throughput(e: Embedder, batch: number): Promise<{ perSec: number;
 }
 
 const t0 = process.hrtime.bigint();
-const dir = await ensureModel({ log: false });
+const dir = await ensureModel({ model: modelFromEnv(), log: false });
 console.log(`model files verified in ${ms(t0).toFixed(0)} ms (${dir})`);
 console.log(`cpu: ${cpus()[0]?.model ?? '?'} × ${cpus().length}; node ${process.version}`);
 const avgTokens = sentences.reduce((s, t) => s + t.split(/\s+/).length, 0) / sentences.length;

@@ -195,7 +195,7 @@ describe('RecallArms return only visible ids', () => {
   it('every arm, under acme/eng at PUBLIC, finds only r-eng', async () => {
     const q = arm(engPublic);
     expect((await graph.arms.lexicalArm(q, 'kestrel deploys', 50)).map((c) => c.id)).toEqual(['r-eng']);
-    expect(await graph.arms.vectorArm(q, unit(0))).toEqual(['r-eng']);
+    expect(await graph.arms.vectorArm(q, unit(0), 'test')).toEqual(['r-eng']);
     expect(await graph.arms.graphArm(q, ['e-kestrel'])).toEqual([['r-eng', 'e-kestrel']]);
     expect(await graph.arms.entitiesNamed(engPublic, ['kestrel'], 5)).toEqual(['e-kestrel']);
   });
@@ -203,13 +203,13 @@ describe('RecallArms return only visible ids', () => {
   it('the whole tenant at every label finds all three, never the other tenant', async () => {
     const ids = (await graph.arms.lexicalArm(arm(everything), 'kestrel', 50)).map((c) => c.id).sort();
     expect(ids).toEqual(['r-eng', 'r-ops', 'r-secret']);
-    expect((await graph.arms.vectorArm(arm(everything), unit(0))).sort()).toEqual(ids);
+    expect((await graph.arms.vectorArm(arm(everything), unit(0), 'test')).sort()).toEqual(ids);
   });
 
   it('a scope with no readable record finds nothing, not even the entity', async () => {
     const q = arm(scope('acme/design', 'RESTRICTED'));
     expect(await graph.arms.lexicalArm(q, 'kestrel', 50)).toEqual([]);
-    expect(await graph.arms.vectorArm(q, unit(0))).toEqual([]);
+    expect(await graph.arms.vectorArm(q, unit(0), 'test')).toEqual([]);
     expect(await graph.arms.graphArm(q, ['e-kestrel'])).toEqual([]);
     expect(await graph.arms.entitiesNamed(q.scope, ['kestrel'], 5)).toEqual([]);
   });

@@ -93,8 +93,8 @@ const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
         scope,
         'acme/eng/web',
         [
-          { subject: 'Deploy', vector: [0.1, 0.2] },
-          { subject: 'Web', vector: null },
+          { subject: 'Deploy', vector: [0.1, 0.2], modelId: 'm1' },
+          { subject: 'Web', vector: null, modelId: 'm1' },
         ],
         5,
       ),
@@ -124,7 +124,9 @@ const entityReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
   [
     'entityFacts',
     (r) =>
-      r.lookups.entityFacts(scope, [{ alias: 'Mercury', type: 'planet', vector: [0.1], defaultId: 'e-m' }]),
+      r.lookups.entityFacts(scope, [
+        { alias: 'Mercury', type: 'planet', vector: [0.1], modelId: 'm1', defaultId: 'e-m' },
+      ]),
   ],
   ['entitiesNamed', (r) => r.arms.entitiesNamed(scope, ['mercury'], 5)],
 ];
@@ -133,8 +135,8 @@ const recallArms: Array<[string, object, (r: ReturnType<typeof recordedRoles>) =
   ['lexicalArm small', small, (r) => r.arms.lexicalArm(arm(), 'deploy the web app', 50)],
   ['lexicalArm large', large, (r) => r.arms.lexicalArm(arm(), 'deploy the web app', 50)],
   ['lexicalArm large as of', large, (r) => r.arms.lexicalArm(arm({ knownAt: past }), 'deploy the web', 50)],
-  ['vectorArm small', small, (r) => r.arms.vectorArm(arm(), [0.1, 0.2])],
-  ['vectorArm large', large, (r) => r.arms.vectorArm(arm({ classes: ['FACT'] }), [0.1, 0.2])],
+  ['vectorArm small', small, (r) => r.arms.vectorArm(arm(), [0.1, 0.2], 'm1')],
+  ['vectorArm large', large, (r) => r.arms.vectorArm(arm({ classes: ['FACT'] }), [0.1, 0.2], 'm1')],
   ['graphArm small', small, (r) => r.arms.graphArm(arm(), ['e1'])],
   ['graphArm large', large, (r) => r.arms.graphArm(arm({ knownAt: past }), ['e1'])],
   ['scopeArm', {}, (r) => r.arms.scopeArm(arm())],

@@ -1,6 +1,6 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-minilm.ts';
+import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-embedder.ts';
 import { effectiveGrants } from '../../src/domain/access.ts';
 import { entityIdFor } from '../../src/domain/commands.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';

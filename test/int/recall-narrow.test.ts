@@ -129,8 +129,9 @@ describe('recall over the whole tenant: the indexed arms (fulltext with scope te
   });
 
   it('vector arm: k neighbours, every one of this tenant', async () => {
-    const [v] = await (await createEmbedder(app.config)).embed([QUERIES[0]!]);
-    const ids = await app.m.store.vectorArm(arm(), [...v!]);
+    const e = await createEmbedder(app.config);
+    const [v] = await e.embed([QUERIES[0]!]);
+    const ids = await app.m.store.vectorArm(arm(), [...v!], e.modelId);
     expect(ids).toHaveLength(K);
     expect(await tenantsOf(ids)).toEqual(Array(K).fill(tenant));
   });

@@ -6,7 +6,7 @@ import { ensureModel } from '../../scripts/fetch-model.mjs';
 import { cosine, type Embedder } from '../../src/ports/embedder.ts';
 import { isMuninnError, type MuninnError } from '../../src/domain/errors.ts';
 import { basicTokenize, WordPieceTokenizer } from '../../src/adapters/embedders/wordpiece.ts';
-import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-minilm.ts';
+import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-embedder.ts';
 import { createHashingEmbedder } from '../../src/adapters/embedders/hashing.ts';
 import { createOpenAIEmbedder } from '../../src/adapters/embedders/openai.ts';
 

@@ -54,7 +54,7 @@ export class Neo4jGraphStore implements GraphStore {
 
   // RecallArms
   lexicalArm: GraphStore['lexicalArm'] = (q, text, fetch) => this.arms.lexicalArm(q, text, fetch);
-  vectorArm: GraphStore['vectorArm'] = (q, vector) => this.arms.vectorArm(q, vector);
+  vectorArm: GraphStore['vectorArm'] = (q, vector, modelId) => this.arms.vectorArm(q, vector, modelId);
   graphArm: GraphStore['graphArm'] = (q, anchors) => this.arms.graphArm(q, anchors);
   relatedArm: GraphStore['relatedArm'] = (q, seeds) => this.arms.relatedArm(q, seeds);
   entitiesNamed: GraphStore['entitiesNamed'] = (scope, phrases, limit) =>

@@ -31,7 +31,10 @@ export async function relateCandidatesMany(
   if (queries.length === 0) return [];
   const params = { ...scopeParams(scope), ns: namespace, chain: namespaceChain(namespace), k };
   const qs = queries.map((q, i) => ({ i, subjectKey: q.subject.trim().toLowerCase() }));
-  const withVector = queries.flatMap((q, i) => (q.vector ? [{ i, vector: [...q.vector] }] : []));
+  // Only records embedded by the query vector's model are compared with it (vectors of two models are not comparable).
+  const withVector = queries.flatMap((q, i) =>
+    q.vector ? [{ i, vector: [...q.vector], modelId: q.modelId }] : [],
+  );
   const bySubject = db.read(
     'relate.bySubjectMany',
     `UNWIND $qs AS q
@@ -51,7 +54,7 @@ export async function relateCandidatesMany(
         `UNWIND $qs AS q
          CALL (q) {
            CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), q.vector) YIELD node AS n, score
-           WHERE ${relateWhere()}
+           WHERE ${relateWhere()} AND n.embeddingModel = q.modelId
            WITH n, score ORDER BY score DESC LIMIT toInteger($k)
            RETURN n, score
          }
@@ -71,6 +74,7 @@ export async function relateCandidatesMany(
           `UNWIND $qs AS q
            CALL (q) {
              MATCH (n:Record {tenant: $tenant}) WHERE ${relateWhere()} AND n.embedding IS NOT NULL
+               AND n.embeddingModel = q.modelId
              WITH n, vector.similarity.cosine(n.embedding, q.vector) AS score
              ORDER BY score DESC LIMIT toInteger($k)
              RETURN n, score
@@ -135,6 +139,7 @@ export async function entityFacts(
     alias: p.alias?.toLowerCase() ?? null,
     type: p.type ?? null,
     vector: p.vector ? [...p.vector] : null,
+    modelId: p.modelId,
     defaultId: p.defaultId,
   }));
   const res = await db.read(
@@ -152,7 +157,8 @@ export async function entityFacts(
        } AS exact,
        COLLECT {
          MATCH (e:Entity {tenant: $tenant})
-         WHERE p.vector IS NOT NULL AND e.embedding IS NOT NULL AND ${entityVisible('e')}
+         WHERE p.vector IS NOT NULL AND e.embedding IS NOT NULL AND e.embeddingModel = p.modelId
+           AND ${entityVisible('e')}
          WITH e, vector.similarity.cosine(e.embedding, p.vector) AS score
          RETURN {e: e, score: score} ORDER BY score DESC, e.id LIMIT 1
        } AS nearest,

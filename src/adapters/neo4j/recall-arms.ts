@@ -141,18 +141,19 @@ export class Neo4jRecallArms implements RecallArms {
   /** The vector arm's ANN over-fetch stops growing here; past it, the exact scan over the request is cheaper. */
   static readonly ANN_FETCH_MAX = 10_000;
 
-  async vectorArm(q: ArmQuery, vector: readonly number[]): Promise<string[]> {
+  async vectorArm(q: ArmQuery, vector: readonly number[], modelId: string): Promise<string[]> {
     // A small request scope is scored exactly through the namespace index (the ANN index cannot fill k
     // there: its nearest neighbours are elsewhere). A large one asks the ANN index for 4k neighbours (its
     // cost grows with the fetch: a whole tenant fills k from them); when fewer than k of them are visible,
     // once more with twice the fetch that share says fills k, and only then the exact scan.
-    const params = { ...armParams(q), vector: [...vector] };
+    // Only records embedded by the query's model: another model's cosine would rank noise.
+    const params = { ...armParams(q), vector: [...vector], modelId };
     const exact = async () =>
       (
         await this.db.read(
           'recall.vectorExact',
           `${SUBTREE}
-           WITH n WHERE ${ARM_WHERE} AND n.embedding IS NOT NULL
+           WITH n WHERE ${ARM_WHERE} AND n.embedding IS NOT NULL AND n.embeddingModel = $modelId
            WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
            RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
           params,
@@ -164,7 +165,7 @@ export class Neo4jRecallArms implements RecallArms {
       const ann = await this.db.read(
         'recall.vector',
         `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
-         WHERE ${ARM_WHERE}
+         WHERE ${ARM_WHERE} AND n.embeddingModel = $modelId
          RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
         { ...params, fetch },
       );

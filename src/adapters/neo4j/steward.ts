@@ -102,6 +102,7 @@ export class Neo4jStewardLookups implements StewardLookups {
          WHERE m.tenant = n.tenant AND m.namespace = n.namespace AND m.id <> n.id
            AND ($since IS NOT NULL OR m.id > n.id)
            AND m.status IN ${LIVE} AND m.class <> 'OBSERVATION' AND score >= $score
+           AND m.embeddingModel = n.embeddingModel
          RETURN m, score
        }
        RETURN n.id AS a, m.id AS b, n.namespace AS ns, score`,
@@ -122,7 +123,7 @@ export class Neo4jStewardLookups implements StewardLookups {
        MATCH (n:Record {tenant: $tenant, id: p[0]}), (m:Record {tenant: $tenant, id: p[1]})
        WHERE n.namespace = m.namespace AND n.status IN ${LIVE} AND m.status IN ${LIVE}
          AND n.class <> 'OBSERVATION' AND m.class <> 'OBSERVATION'
-         AND n.embedding IS NOT NULL AND m.embedding IS NOT NULL
+         AND n.embedding IS NOT NULL AND m.embedding IS NOT NULL AND n.embeddingModel = m.embeddingModel
        WITH n, m, vector.similarity.cosine(n.embedding, m.embedding) AS score
        WHERE score >= $score
        RETURN n.id AS a, m.id AS b, n.namespace AS ns, score`,

@@ -1,21 +1,31 @@
 /**
- * all-MiniLM-L6-v2 on onnxruntime-node (CPU): WordPiece → transformer → mean pooling over the attention
- * mask → L2 normalization, i.e. what sentence-transformers does for this model (max_seq_length 256).
+ * A BERT-family sentence embedder on onnxruntime-node (CPU): WordPiece → transformer → pooling → L2
+ * normalization, i.e. what sentence-transformers does for the model (our token cap: 256). Two models are
+ * provisioned by `scripts/fetch-model.mjs` (MUNINN_LOCAL_MODEL picks one): all-MiniLM-L6-v2 pools by the
+ * mean over the attention mask, bge-small-en-v1.5 by the [CLS] token's hidden state. Both share
+ * bert-base-uncased's WordPiece vocabulary. bge-small-en-v1.5 is used without its optional query
+ * instruction (v1.5 retrieves well without it), so queries and records are embedded alike and the
+ * Embedder port stays `embed(texts)`.
  *
- * The model directory is what `scripts/fetch-model.mjs` provisions: `model.onnx`, `vocab.txt` (or
- * `tokenizer.json`) and `manifest.json` (source package, version, SHA-256 of each file). Without a
- * manifest the model still loads and the modelId names the source `local`. The ONNX file's SHA-256 is
- * computed from the exact bytes handed to onnxruntime, so the modelId always names the weights in use.
+ * The model directory holds `model.onnx`, `vocab.txt` (or `tokenizer.json`) and `manifest.json` (model
+ * name, pooling, dimensions, source package, version, SHA-256 of each file). Without a manifest the
+ * model still loads with mean pooling and 384 dimensions, is named after its directory, and the modelId
+ * names the source `local`. The ONNX file's SHA-256 is computed from the exact bytes handed to
+ * onnxruntime, so the modelId (`<model>@<package>-<version>#<sha256 prefix>`) always names the weights
+ * in use.
  */
 import { createHash } from 'node:crypto';
 import { access, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import { type Embedder, l2normalize } from '../../ports/embedder.ts';
 import { DEFAULT_MAX_TOKENS, WordPieceTokenizer } from './wordpiece.ts';
 
-export const MINILM_DIMENSIONS = 384;
+/** The dimensions of both provisioned models, and the default when a manifest names none. */
+export const DEFAULT_DIMENSIONS = 384;
 const DEFAULT_BATCH = 32;
+
+export type Pooling = 'mean' | 'cls';
 
 export interface OnnxEmbedderOptions {
   /** onnxruntime intra-op threads; default 1 (one embed call uses one core). */
@@ -28,13 +38,22 @@ export interface OnnxEmbedderOptions {
 
 export interface OnnxEmbedder extends Embedder {
   /** Files and where they came from, for status pages and logs. */
-  readonly info: { readonly modelDir: string; readonly onnxSha256: string; readonly source: string };
+  readonly info: {
+    readonly modelDir: string;
+    readonly onnxSha256: string;
+    readonly source: string;
+    readonly model: string;
+    readonly pooling: Pooling;
+  };
   close(): Promise<void>;
 }
 
-interface Manifest {
+export interface ModelManifest {
+  model?: string;
   package?: string;
   version?: string;
+  pooling: Pooling;
+  dimensions: number;
   files?: Record<string, { sha256?: string }>;
 }
 
@@ -44,12 +63,74 @@ const exists = (p: string): Promise<boolean> =>
     () => false,
   );
 
-async function readManifest(modelDir: string): Promise<Manifest | undefined> {
+/** Parses manifest.json; pooling defaults to 'mean' and dimensions to 384 (older manifests named neither). */
+export function parseManifest(text: string, where = 'manifest.json'): ModelManifest {
+  const m = JSON.parse(text) as unknown;
+  if (!m || typeof m !== 'object' || Array.isArray(m)) throw new Error(`${where} is not a JSON object`);
+  const o = m as Record<string, unknown>;
+  const optStr = (k: string): string | undefined => {
+    const v = o[k];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string' || v === '') throw new Error(`${where}: ${k} must be a non-empty string`);
+    return v;
+  };
+  const pooling = o['pooling'] ?? 'mean';
+  if (pooling !== 'mean' && pooling !== 'cls')
+    throw new Error(`${where}: pooling must be "mean" or "cls", not ${JSON.stringify(pooling)}`);
+  const dimensions = o['dimensions'] ?? DEFAULT_DIMENSIONS;
+  if (typeof dimensions !== 'number' || !Number.isInteger(dimensions) || dimensions < 1)
+    throw new Error(`${where}: dimensions must be a positive integer`);
+  const files = o['files'];
+  if (files !== undefined && (typeof files !== 'object' || files === null || Array.isArray(files)))
+    throw new Error(`${where}: files must be an object`);
+  return {
+    model: optStr('model'),
+    package: optStr('package'),
+    version: optStr('version'),
+    pooling,
+    dimensions,
+    files: files as ModelManifest['files'],
+  };
+}
+
+async function readManifest(modelDir: string): Promise<ModelManifest | undefined> {
   const p = join(modelDir, 'manifest.json');
   if (!(await exists(p))) return undefined;
-  const m = JSON.parse(await readFile(p, 'utf8')) as unknown;
-  if (!m || typeof m !== 'object') throw new Error(`${p} is not a JSON object`);
-  return m as Manifest;
+  return parseManifest(await readFile(p, 'utf8'), p);
+}
+
+/**
+ * One L2-normalised vector per row of a [batch, seq, dim] hidden-state tensor (row-major). 'cls' takes
+ * position 0 ([CLS]); 'mean' averages the positions whose attention mask is 1 (padding does not count).
+ */
+export function poolHiddenStates(
+  data: Float32Array,
+  dims: readonly [number, number, number],
+  attentionMask: BigInt64Array,
+  pooling: Pooling,
+): Float32Array[] {
+  const [batch, seq, d] = dims;
+  if (data.length !== batch * seq * d || attentionMask.length !== batch * seq)
+    throw new RangeError(`hidden states [${dims.join(', ')}] do not match the data or the mask`);
+  const vectors: Float32Array[] = [];
+  for (let b = 0; b < batch; b++) {
+    if (pooling === 'cls') {
+      const off = b * seq * d;
+      vectors.push(l2normalize(data.slice(off, off + d)));
+      continue;
+    }
+    const v = new Float32Array(d);
+    let count = 0;
+    for (let t = 0; t < seq; t++) {
+      if (attentionMask[b * seq + t] === 0n) continue;
+      count++;
+      const off = (b * seq + t) * d;
+      for (let k = 0; k < d; k++) v[k] = v[k]! + data[off + k]!;
+    }
+    for (let k = 0; k < d; k++) v[k] = v[k]! / Math.max(count, 1);
+    vectors.push(l2normalize(v));
+  }
+  return vectors;
 }
 
 export async function createOnnxEmbedder(
@@ -84,7 +165,10 @@ export async function createOnnxEmbedder(
     );
   }
   const source = manifest?.package && manifest.version ? `${manifest.package}-${manifest.version}` : 'local';
-  const modelId = `all-MiniLM-L6-v2@${source}#${onnxSha256.slice(0, 12)}`;
+  const model = manifest?.model ?? basename(resolve(modelDir));
+  const pooling = manifest?.pooling ?? 'mean';
+  const dimensions = manifest?.dimensions ?? DEFAULT_DIMENSIONS;
+  const modelId = `${model}@${source}#${onnxSha256.slice(0, 12)}`;
 
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ['cpu'],
@@ -130,28 +214,18 @@ export async function createOnnxEmbedder(
     const out = results[outputName!];
     if (!out || out.type !== 'float32') throw new Error(`${onnxPath}: unexpected output ${outputName}`);
     const data = out.data as Float32Array;
-    const vectors: Float32Array[] = [];
+    let vectors: Float32Array[];
     if (out.dims.length === 2) {
       // Already pooled (some exports add the pooling to the graph).
       const d = out.dims[1]!;
+      vectors = [];
       for (let b = 0; b < enc.batchSize; b++) vectors.push(l2normalize(data.slice(b * d, (b + 1) * d)));
     } else {
       const [ob, os, d] = out.dims as readonly number[];
       if (ob !== enc.batchSize || os !== enc.seqLen || d === undefined) {
         throw new Error(`${onnxPath}: output dims [${out.dims.join(', ')}] do not match the batch`);
       }
-      for (let b = 0; b < enc.batchSize; b++) {
-        const v = new Float32Array(d);
-        let count = 0;
-        for (let t = 0; t < enc.seqLen; t++) {
-          if (enc.attentionMask[b * enc.seqLen + t] === 0n) continue;
-          count++;
-          const off = (b * enc.seqLen + t) * d;
-          for (let k = 0; k < d; k++) v[k] = v[k]! + data[off + k]!;
-        }
-        for (let k = 0; k < d; k++) v[k] = v[k]! / Math.max(count, 1);
-        vectors.push(l2normalize(v));
-      }
+      vectors = poolHiddenStates(data, [ob, os, d], enc.attentionMask, pooling);
     }
     for (const t of Object.values(results)) t.dispose();
     return vectors;
@@ -159,11 +233,13 @@ export async function createOnnxEmbedder(
 
   return {
     modelId,
-    dimensions: MINILM_DIMENSIONS,
-    info: { modelDir, onnxSha256, source },
+    dimensions,
+    info: { modelDir, onnxSha256, source, model, pooling },
     async embed(texts: readonly string[]): Promise<Float32Array[]> {
       if (closed) throw new Error('embedder is closed');
-      // Chunks of similar length waste less on padding; a text's vector does not depend on its batch-mates.
+      // Chunks of similar length waste less on padding. Padding is masked out, so a text's vector does not
+      // depend on its batch-mates — exactly for all-MiniLM-L6-v2; bge's int8 export quantizes activations
+      // per batch, so there it moves slightly (cosine ≈ 0.996).
       const rows = texts.map((t) => tokenizer.encode(t));
       const order = rows.map((_, i) => i).sort((a, b) => rows[a]!.length - rows[b]!.length);
       const out = new Array<Float32Array>(texts.length);
@@ -172,10 +248,8 @@ export async function createOnnxEmbedder(
         const vectors = await serialized(() => runChunk(idx.map((j) => rows[j]!)));
         idx.forEach((j, k) => {
           const v = vectors[k]!;
-          if (v.length !== MINILM_DIMENSIONS) {
-            throw new Error(
-              `${onnxPath}: produced ${v.length}-dimensional vectors, expected ${MINILM_DIMENSIONS}`,
-            );
+          if (v.length !== dimensions) {
+            throw new Error(`${onnxPath}: produced ${v.length}-dimensional vectors, expected ${dimensions}`);
           }
           out[j] = v;
         });
