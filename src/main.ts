@@ -157,6 +157,15 @@ export async function createEmbedder(config: Config): Promise<Embedder & { close
   return createOnnxEmbedder(e.modelDir);
 }
 
+/**
+ * The embedder of the issue #10 baseline (BM25 + all-MiniLM-L6-v2 per turn): MiniLM whichever local model
+ * Muninn itself runs, so the comparison keeps its fixed reference; a remote or hashing embedder as configured.
+ */
+export function createBaselineEmbedder(config: Config): ReturnType<typeof createEmbedder> {
+  if (config.embedder.kind !== 'local') return createEmbedder(config);
+  return createOnnxEmbedder('.stack/models/all-MiniLM-L6-v2');
+}
+
 export function createExtractor(config: Config, logger: Logger): Extractor {
   const x = config.extractor;
   if (x.kind === 'default') return defaultExtractor;

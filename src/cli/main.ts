@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { parseGoldenSet } from '../eval/golden.ts';
 import { evaluate } from '../eval/evaluate.ts';
 import { formatLocomo, parseLocomoFile, runLocomo, serviceLocomoPorts } from '../eval/locomo.ts';
-import { evalPorts } from '../main.ts';
+import { createBaselineEmbedder, evalPorts } from '../main.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { nodeTextFiles } from '../adapters/files/text-files.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
@@ -369,25 +369,30 @@ async function locomoCmd(
     questions: full.questions.filter((q) => !only || only.includes(q.sampleId)),
   };
   const k = o.k ? Number(o.k) : 10;
-  return withServices(c, async (built) => {
-    const principal = servicePrincipal('eval', o.tenant);
-    const report = await runLocomo(
-      set,
-      {
-        ...serviceLocomoPorts(built, principal, built.embedder),
-        progress: (line) => process.stderr.write(`\r${line}   `),
-      },
-      {
-        recipes: o.recipes.split(',').map((r) => r.trim()),
-        k,
-        namespaceOf: (id) => `${o.namespace}/${id}`,
-      },
-    );
-    process.stderr.write('\n');
-    const title = `${file}: ${report.questions} questions with evidence, k=${k}, tenant ${principal.tenant}, namespace ${o.namespace}/<sample_id>`;
-    process.stdout.write(`${formatLocomo(report, title)}\n`);
-    return 0;
-  });
+  const baselineEmbedder = await createBaselineEmbedder(c);
+  try {
+    return await withServices(c, async (built) => {
+      const principal = servicePrincipal('eval', o.tenant);
+      const report = await runLocomo(
+        set,
+        {
+          ...serviceLocomoPorts(built, principal, baselineEmbedder),
+          progress: (line) => process.stderr.write(`\r${line}   `),
+        },
+        {
+          recipes: o.recipes.split(',').map((r) => r.trim()),
+          k,
+          namespaceOf: (id) => `${o.namespace}/${id}`,
+        },
+      );
+      process.stderr.write('\n');
+      const title = `${file}: ${report.questions} questions with evidence, k=${k}, tenant ${principal.tenant}, namespace ${o.namespace}/<sample_id>`;
+      process.stdout.write(`${formatLocomo(report, title)}\n`);
+      return 0;
+    });
+  } finally {
+    await baselineEmbedder.close?.();
+  }
 }
 
 main(process.argv.slice(2)).then(

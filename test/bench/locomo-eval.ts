@@ -20,7 +20,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { benchConfig } from './support.ts';
-import { createEmbedder, startMuninn } from '../../src/main.ts';
+import { createBaselineEmbedder, startMuninn } from '../../src/main.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { locomoNamespace, parseLocomo, type LocomoSet } from '../../src/ingest/locomo.ts';
@@ -92,7 +92,7 @@ type RecallData = {
     }>;
   };
 };
-const embedder = await createEmbedder(config);
+const embedder = await createBaselineEmbedder(config);
 const ports: LocomoPorts = {
   async ingest(ep, namespace) {
     await gql(`mutation I($input: EpisodeInput!) { ingestEpisode(input: $input) { outcome } }`, {
@@ -124,7 +124,7 @@ const ports: LocomoPorts = {
 };
 const namespaceOf = locomoNamespace;
 const title = (n: number) =>
-  `LoCoMo dev split${only ? ` (${only.join(', ')})` : ''}, ${n} answerable questions with evidence, k=${K}, embedder ${config.embedder.kind}, extractor ${config.extractor.kind}; recall through GraphQL on loopback`;
+  `LoCoMo dev split${only ? ` (${only.join(', ')})` : ''}, ${n} answerable questions with evidence, k=${K}, embedder ${config.embedder.kind === 'local' ? config.embedder.modelDir : config.embedder.kind}, extractor ${config.extractor.kind}; recall through GraphQL on loopback`;
 // With --search-weights every recipe is asked for 100 items (its top 10 are what it would return with
 // limit 10: the same ranking, cut later), and hybrid's deep lists feed the weight search.
 const search = opt['search-weights'];
