@@ -8,9 +8,12 @@
 //     the recall service logs (embed, anchors, lexical, vector, graph, scope, records, fuse, pack);
 //  3. PROFILEs every statement one recall sends in each scope, through the one Cypher executor (its
 //     observer sees the exact Cypher and parameters): time as run, rows, db hits, the costliest operators.
-// Queries are embedded by the server's embedder (MUNINN_EMBEDDER, default the local MiniLM). Seeding embeds
-// with BENCH_SEED_EMBEDDER (default `hashing`: 100k MiniLM embeddings take ~10 min on 2 idle cores; the
-// stored vectors' model changes what is found, not the work the indexes do). BENCH_QUICK=1 is the CI-short
+// Queries are embedded by the server's embedder (MUNINN_EMBEDDER, default the local model). Seeding embeds
+// with the same one by default, since the vector arm compares only vectors of the query's model (a record
+// embedded by another model is not found by vector): 100k local-model embeddings take ~18 min on 2 idle
+// cores. MUNINN_EMBEDDER=hashing seeds and queries with feature hashes — much faster, timing everything
+// but the model (bench:embed times that). BENCH_SEED_EMBEDDER=hashing under a local server warns: the
+// vector arm then finds none of the seeded records. BENCH_QUICK=1 is the CI-short
 // setting (2000 records, a few dozen recalls per case, no PROFILE). BENCH_KEEP=1 keeps the tenant;
 // BENCH_TENANT=<t> reuses a kept one (seeding only what is missing). BENCH_CASE_SECONDS caps each case.
 import { cpus, loadavg } from 'node:os';
@@ -61,10 +64,10 @@ const capture: Logger = {
 
 const config = await benchConfig('recall');
 const m = await startMuninn(config, capture);
+const seedKind = process.env['BENCH_SEED_EMBEDDER'] ?? 'server';
 const seedEmbedder: Awaited<ReturnType<typeof createEmbedder>> =
-  (process.env['BENCH_SEED_EMBEDDER'] ?? 'hashing') === 'hashing'
-    ? createHashingEmbedder(384)
-    : await createEmbedder(config);
+  seedKind === 'hashing' ? createHashingEmbedder(384) : await createEmbedder(config);
+const mismatch = seedKind === 'hashing' && config.embedder.kind !== 'hashing';
 const reuse = process.env['BENCH_TENANT'];
 const tenant = reuse ?? `bench-recall-${config.kafka.groupId.split('-').pop()!}`;
 const token = await signDevToken({
@@ -207,6 +210,10 @@ console.log(`tenant ${tenant}; sizes ${SIZES.join(', ')}${QUICK ? ' (BENCH_QUICK
 console.log(
   `queries embedded by the ${config.embedder.kind} embedder (MUNINN_EMBEDDER); seeding: ${embedderNote(seedEmbedder)}`,
 );
+if (mismatch)
+  console.log(
+    "WARNING: seeded with hashing vectors, queried with the local model: the vector arm finds none of the seeded records (it compares only one model's vectors), so its timing is not a real search's",
+  );
 
 const counted = await m.store.db.read(
   'bench.count',
