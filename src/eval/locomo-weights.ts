@@ -20,10 +20,10 @@ export type ArmWeights = Readonly<Record<keyof RecipeArms, number>> & { readonly
 /** The grid: lexical is the unit (the normalised fusion does not change when every weight is scaled). */
 export const GRID = {
   context: [0, 0.5, 1],
-  vector: [0.5, 1, 1.5],
+  vector: [0.5, 1, 1.5, 2, 3],
   graph: [0, 0.3, 1],
-  temporal: [0, 0.5, 1, 2],
-  rrfK: [10, 30, 60],
+  temporal: [0, 1, 2, 3],
+  rrfK: [5, 10, 30, 60],
 } as const;
 
 export function gridPoints(): ArmWeights[] {
