@@ -43,6 +43,11 @@ export interface SignDevTokenOptions {
   readonly tenantClaim?: string;
   /** Defaults to a random UUID. */
   readonly jti?: string;
+  /**
+   * The issue time in epoch seconds (defaults to the clock). A caller that derived `ttlSeconds` from an
+   * absolute deadline passes the same instant, so `exp` is that deadline and not a tick later.
+   */
+  readonly issuedAt?: number;
 }
 
 export async function ensureDevKeys(stateDir: string): Promise<DevKeys> {
@@ -134,7 +139,7 @@ export async function signDevToken(opts: SignDevTokenOptions): Promise<string> {
   if (opts.act) claims['act'] = actToJson(opts.act);
   if (opts.clientId) claims['client_id'] = opts.clientId;
 
-  const now = Math.floor(Date.now() / 1000);
+  const now = opts.issuedAt ?? Math.floor(Date.now() / 1000);
   return new SignJWT(claims)
     .setProtectedHeader({ alg: ALG, kid, typ: 'JWT' })
     .setIssuer(opts.issuer)

@@ -66,7 +66,10 @@ export function devTokenExchange(
     }
     const scopes = narrowed(subject, form.get('scope'));
     if (scopes === undefined) return oauthError('invalid_scope');
-    const ttl = Math.min(MAX_TTL_S, (subject.expiresAt ?? 0) - now());
+    // One instant for the TTL and the signature: a clock tick between them would let the exchanged
+    // token outlive its subject by a second.
+    const issuedAt = now();
+    const ttl = Math.min(MAX_TTL_S, (subject.expiresAt ?? 0) - issuedAt);
     if (ttl <= 0) return oauthError('invalid_grant', 'token expired');
     const token = await signDevToken({
       stateDir: o.stateDir,
@@ -76,6 +79,7 @@ export function devTokenExchange(
       sub: subject.sub,
       scopes,
       ttlSeconds: ttl,
+      issuedAt,
       tenantClaim: o.tenantClaim,
       clientId: o.clientId,
       ...chain(subject.actors),
