@@ -6,6 +6,7 @@ import type { EntityState, Receipt, RecordState } from '../../src/domain/fold.ts
 import type { Sensitivity } from '../../src/domain/model.ts';
 import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
 import { testConfig } from '../support/harness.ts';
+import { recordState, unitVector } from '../support/record-state.ts';
 
 /**
  * The contract tier: the graph port's roles, each through its own role object, against a real Neo4j (no
@@ -20,57 +21,22 @@ const topic = `contract-${randomUUID()}`;
 const t0 = '2026-01-01T00:00:00.000Z';
 const now = '2026-06-01T00:00:00.000Z';
 const dims = 384;
-const unit = (i: number) => Array.from({ length: dims }, (_, j) => (j === i ? 1 : 0));
+const unit = (i: number) => unitVector(i, dims);
 
-function record(o: {
+const record = (o: {
   tenant?: string;
   id: string;
   namespace: string;
   sensitivity: Sensitivity;
   text: string;
-}): RecordState {
-  const t = o.tenant ?? tenant;
-  return {
-    tenant: t,
-    id: o.id,
-    namespace: o.namespace,
-    class: 'FACT',
-    sensitivity: o.sensitivity,
-    confidence: 0.9,
-    timeSource: 'STATED',
-    rationale: null,
+}): RecordState =>
+  recordState({
+    ...o,
+    tenant: o.tenant ?? tenant,
+    subject: 'Kestrel',
     about: ['e-kestrel'],
-    sources: [],
-    ext: {},
-    createdAt: t0,
-    proposedBy: 'iss|alice',
-    proposedVia: [],
-    approvals: [],
-    approvedAt: null,
-    revisions: [
-      {
-        version: 1,
-        statement: { subject: 'Kestrel', predicate: 'note', object: o.id, text: o.text },
-        status: 'ACTIVE',
-        validFrom: t0,
-        validTo: null,
-        recordedAt: t0,
-        retiredAt: null,
-        changesetId: null,
-        eventId: `ev-${o.id}`,
-        reason: null,
-      },
-    ],
-    relations: [],
-    reviewReasons: [],
-    flags: [],
     embedding: { modelId: 'test', vector: unit(0) },
-    episodeId: null,
-    reinforcements: 0,
-    feedback: { used: 0, ignored: 0, wrong: 0 },
-    votes: {},
-  };
-}
+  });
 
 const entity = (t: string): EntityState => ({
   tenant: t,

