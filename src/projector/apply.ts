@@ -36,10 +36,9 @@ export async function applyBatch(
   const decoded: Array<{ offset: bigint; event: LedgerEvent; bytes: Uint8Array | null }> = [];
   const dead: DeadLetter[] = [];
   const decode = deps.decode ?? ((b: Uint8Array) => Promise.resolve(decodeEvent(b)));
-  for (const m of messages) {
-    const r = m.value
-      ? await decode(m.value)
-      : ({ ok: false, reason: 'empty message', retryableAfterUpgrade: false } as const);
+  const results = await decodeAll(messages, decode);
+  for (const [i, m] of messages.entries()) {
+    const r = results[i]!;
     if (r.ok) decoded.push({ offset: BigInt(m.offset), event: r.event, bytes: m.value });
     else
       dead.push({
@@ -69,6 +68,36 @@ export async function applyBatch(
     // A deterministic failure inside the batch: isolate it by applying one event at a time.
     return applyOneByOne(deps, partition, decoded, lastOffset, dead.length);
   }
+}
+
+/**
+ * Decodes DECODE_AT_ONCE messages at a time, in order. One at a time, each await of the loop waited its
+ * turn behind the whole event loop (the API's requests, in a process that serves both): under load that
+ * was most of a batch's time (17 of 24 s in one measured run). The bound keeps a 2,000-event rebuild
+ * batch from opening 2,000 key files at once.
+ */
+const DECODE_AT_ONCE = 64;
+
+async function decodeAll(
+  messages: readonly LedgerMessage[],
+  decode: (bytes: Uint8Array) => Promise<DecodeResult>,
+): Promise<DecodeResult[]> {
+  const out: DecodeResult[] = [];
+  for (let i = 0; i < messages.length; i += DECODE_AT_ONCE) {
+    const chunk = messages
+      .slice(i, i + DECODE_AT_ONCE)
+      .map((m) =>
+        m.value
+          ? decode(m.value)
+          : Promise.resolve<DecodeResult>({
+              ok: false,
+              reason: 'empty message',
+              retryableAfterUpgrade: false,
+            }),
+      );
+    out.push(...(await Promise.all(chunk)));
+  }
+  return out;
 }
 
 async function currentCheckpoint(deps: ApplyDeps, partition: number): Promise<bigint> {
