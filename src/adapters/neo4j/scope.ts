@@ -79,11 +79,16 @@ export const ARM_WHERE = `${SCOPE_WHERE}
  * The request's records through the (tenant, namespace) index: its ancestors' and its subtree's, as two
  * index seeks (the planner would otherwise read the whole tenant for `IN $chain OR STARTS WITH`). Only a
  * stream to filter: ARM_WHERE follows it (the size probe alone counts it, to choose a strategy).
+ * Both seeks are hinted: left alone, the planner answered `IN $chain` from the tenant-only index and
+ * filtered every record of the tenant (100,045 rows read for a 20-record namespace at 100k, PROFILE in
+ * bench:recall), which made a small namespace the slowest recall of all.
  */
 export const SUBTREE = `CALL () {
-      MATCH (n:Record) WHERE n.tenant = $tenant AND n.namespace IN $chain RETURN n
+      MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+      WHERE n.tenant = $tenant AND n.namespace IN $chain RETURN n
       UNION
-      MATCH (n:Record) WHERE n.tenant = $tenant AND n.namespace STARTS WITH $ns + '/' RETURN n }`;
+      MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+      WHERE n.tenant = $tenant AND n.namespace STARTS WITH $ns + '/' RETURN n }`;
 
 /** The ancestors' records ($ancestors) through the same index, for the scope arm (ARM_WHERE follows). */
 export const IN_ANCESTORS = `n.tenant = $tenant AND n.namespace IN $ancestors`;
