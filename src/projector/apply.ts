@@ -53,7 +53,8 @@ export async function applyBatch(
   // Dead letters go out before the checkpoint passes them: a crash in between re-sends them (the DLQ key
   // is the source coordinate, so readers can tell), never loses them.
   const deadOffsets = new Set(dead.map((d) => d.sourceOffset));
-  const cp = await currentCheckpoint(deps, partition);
+  // Only a batch with dead letters needs the checkpoint here (a round trip the common case skips).
+  const cp = dead.length > 0 ? await currentCheckpoint(deps, partition) : -1n;
   for (const d of dead) if (BigInt(d.sourceOffset) > cp) await deps.deadLetter(d);
 
   try {
