@@ -85,17 +85,15 @@ async function decodeAll(
 ): Promise<DecodeResult[]> {
   const out: DecodeResult[] = [];
   for (let i = 0; i < messages.length; i += DECODE_AT_ONCE) {
-    const chunk = messages
-      .slice(i, i + DECODE_AT_ONCE)
-      .map((m) =>
-        m.value
-          ? decode(m.value)
-          : Promise.resolve<DecodeResult>({
-              ok: false,
-              reason: 'empty message',
-              retryableAfterUpgrade: false,
-            }),
-      );
+    const chunk = messages.slice(i, i + DECODE_AT_ONCE).map((m) =>
+      m.value
+        ? decode(m.value)
+        : Promise.resolve<DecodeResult>({
+            ok: false,
+            reason: 'empty message',
+            retryableAfterUpgrade: false,
+          }),
+    );
     out.push(...(await Promise.all(chunk)));
   }
   return out;
