@@ -18,9 +18,8 @@ export function recordState(o: {
   sensitivity?: Sensitivity;
   about?: string[];
   embedding: { modelId: string; vector: number[] };
-  at?: string;
 }): RecordState {
-  const t0 = o.at ?? '2026-01-01T00:00:00.000Z';
+  const t0 = '2026-01-01T00:00:00.000Z';
   return {
     tenant: o.tenant,
     id: o.id,
