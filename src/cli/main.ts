@@ -227,7 +227,7 @@ function rebuildCmd(): Promise<number> {
         process.stderr.write(tty ? `\rreplayed ${n} events…` : `replayed ${n} events\n`);
       }
     };
-    const report = await rebuild(ledger, store, c.kafka.topic, c.kafka.batchMax, progress, decode);
+    const report = await rebuild(ledger, store, c.kafka.topic, c.kafka.rebuildBatchMax, progress, decode);
     if (tty) process.stderr.write('\n');
     process.stdout.write(
       `events=${report.events} seconds=${report.seconds.toFixed(2)} events_per_s=${Math.round(report.eventsPerSecond)} nodes=${report.nodes} relationships=${report.relationships}\nstate-hash ${report.hash}\n`,

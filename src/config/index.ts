@@ -53,6 +53,7 @@ export const ConfigSchema = z
     MUNINN_LEDGER_PARTITIONS: int(1, 1024).default(3),
     MUNINN_PROJECTOR_GROUP: z.string().default('muninn-projector'),
     MUNINN_PROJECTOR_BATCH_MAX: int(1, 100_000).default(2000),
+    MUNINN_REBUILD_BATCH_MAX: int(1, 100_000).default(10_000),
     MUNINN_PROJECTOR_SESSION_TIMEOUT_MS: int(6000, 300_000).default(30_000),
 
     MUNINN_AUTH_ISSUER: z.string().min(1).default('muninn-dev'),
@@ -313,6 +314,8 @@ export interface Config {
     readonly partitions: number;
     readonly groupId: string;
     readonly batchMax: number;
+    /** Events per transaction of a rebuild (per partition, gathered across fetches). */
+    readonly rebuildBatchMax: number;
     readonly sessionTimeoutMs: number;
     /** TLS to the brokers (with this CA's PEM file, else the system's CAs); null = plaintext. */
     readonly tls: { readonly caFile: string | undefined } | null;
@@ -489,6 +492,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       partitions: c.MUNINN_LEDGER_PARTITIONS,
       groupId: c.MUNINN_PROJECTOR_GROUP,
       batchMax: c.MUNINN_PROJECTOR_BATCH_MAX,
+      rebuildBatchMax: c.MUNINN_REBUILD_BATCH_MAX,
       sessionTimeoutMs: c.MUNINN_PROJECTOR_SESSION_TIMEOUT_MS,
       tls: c.KAFKA_SSL ? { caFile: c.KAFKA_SSL_CA_FILE } : null,
       sasl: c.KAFKA_SASL_MECHANISM

@@ -3,6 +3,7 @@ import { MemoryState } from '../domain/memory-state.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import type { ProjectionStore, ProjectionTx, StateKeys } from '../ports/graph.ts';
 import type { DeadLetter, LedgerMessage } from '../ports/ledger.ts';
+import type { WrittenKeys } from './written-keys.ts';
 
 /**
  * Applies one partition's batch: decode → (dead-letter what cannot be decoded) → in ONE graph
@@ -16,6 +17,8 @@ export interface ApplyDeps {
   readonly deadLetter: (d: DeadLetter) => Promise<void>;
   /** Bytes → event, opening sealed payloads (lifecycle/sealing.ts); without it a sealed event is dead-lettered. */
   readonly decode?: (bytes: Uint8Array) => Promise<DecodeResult>;
+  /** A replay into an emptied graph (rebuild.ts): keys it never wrote cannot exist and are not loaded. */
+  readonly written?: WrittenKeys;
 }
 
 export interface ApplyResult {
@@ -58,7 +61,7 @@ export async function applyBatch(
   for (const d of dead) if (BigInt(d.sourceOffset) > cp) await deps.deadLetter(d);
 
   try {
-    const res = await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, decoded, lastOffset));
+    const res = await deps.store.projection((tx) => foldInto(tx, deps, partition, decoded, lastOffset));
     return {
       ...res,
       deadLettered: [...deadOffsets].filter((o) => BigInt(o) > cp).length,
@@ -117,7 +120,7 @@ async function applyOneByOne(
   let deadLettered = deadCount;
   for (const d of decoded) {
     try {
-      const r = await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [d], d.offset));
+      const r = await deps.store.projection((tx) => foldInto(tx, deps, partition, [d], d.offset));
       applied += r.applied;
       skipped += r.skipped;
     } catch (e) {
@@ -131,16 +134,16 @@ async function applyOneByOne(
         value: d.bytes,
       });
       deadLettered++;
-      await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [], d.offset));
+      await deps.store.projection((tx) => foldInto(tx, deps, partition, [], d.offset));
     }
   }
-  await deps.store.projection((tx) => foldInto(tx, deps.topic, partition, [], lastOffset));
+  await deps.store.projection((tx) => foldInto(tx, deps, partition, [], lastOffset));
   return { applied, skipped, deadLettered, lastOffset: String(lastOffset) };
 }
 
 async function foldInto(
   tx: ProjectionTx,
-  topic: string,
+  { topic, written }: Pick<ApplyDeps, 'topic' | 'written'>,
   partition: number,
   decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
   lastOffset: bigint,
@@ -149,9 +152,11 @@ async function foldInto(
   const todo = decoded.filter((d) => d.offset > cp);
   const skipped = decoded.length - todo.length;
   if (todo.length > 0) {
-    const state = new MemoryState(await loadWithTargets(tx, keysOf(todo.map((d) => d.event))));
+    const state = new MemoryState(await loadWithTargets(tx, keysOf(todo.map((d) => d.event)), written));
     for (const { event } of todo) state.apply(event);
-    await tx.write(state.changes());
+    const changes = state.changes();
+    written?.note(changes);
+    await tx.write(changes);
   }
   if (lastOffset > cp) await tx.setCheckpoint(topic, partition, lastOffset);
   return { applied: todo.length, skipped };
@@ -211,8 +216,9 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
 }
 
 /** Loads the keys, then the targets of the loaded records' relations (an approval activates them). */
-async function loadWithTargets(tx: ProjectionTx, keys: StateKeys) {
-  const first = await tx.load(keys);
+async function loadWithTargets(tx: ProjectionTx, keys: StateKeys, written?: WrittenKeys) {
+  const load = (k: StateKeys) => tx.load(written ? written.mayExist(k) : k);
+  const first = await load(keys);
   const have = new Set(first.records.map((r) => k(r.tenant, r.id)));
   const targets = new Map<string, { tenant: string; id: string }>();
   for (const r of first.records) {
@@ -221,7 +227,7 @@ async function loadWithTargets(tx: ProjectionTx, keys: StateKeys) {
         targets.set(k(r.tenant, rel.target), { tenant: r.tenant, id: rel.target });
   }
   if (targets.size === 0) return first;
-  const more = await tx.load({
+  const more = await load({
     records: [...targets.values()],
     entities: [],
     receipts: [],

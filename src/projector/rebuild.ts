@@ -1,6 +1,7 @@
 import type { GraphAdmin, ProjectionStore } from '../ports/graph.ts';
-import type { Ledger } from '../ports/ledger.ts';
+import type { Ledger, LedgerMessage } from '../ports/ledger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
+import { WrittenKeys } from './written-keys.ts';
 
 export interface RebuildReport {
   readonly events: number;
@@ -14,6 +15,11 @@ export interface RebuildReport {
 /**
  * Replays the whole ledger into an emptied graph through the same `applyBatch` the projector uses, then
  * returns the canonical state hash. Stop the projector first: both would write the same checkpoints.
+ * Two things make a replay cheaper than live projection, and neither changes what is written:
+ * - batches of `batchMax` events per partition, gathered across the broker's fetches (a fetch holds what
+ *   fits in its byte limit): the graph's cost per event falls with the batch (measured: 20k events took
+ *   20.9 s in 2,000-event batches, 14.4 s in whole-partition ones);
+ * - `WrittenKeys`: the graph was emptied, so only keys this replay wrote can be loaded.
  */
 export async function rebuild(
   ledger: Ledger,
@@ -27,15 +33,32 @@ export async function rebuild(
   await store.migrate();
   const t0 = performance.now();
   let events = 0;
-  await ledger.readAll(async (batch) => {
-    await applyBatch(
-      { store, topic, deadLetter: (d) => ledger.deadLetter(d), ...(decode ? { decode } : {}) },
-      batch.partition,
-      batch.messages,
-    );
-    events += batch.messages.length;
+  const deps: ApplyDeps = {
+    store,
+    topic,
+    deadLetter: (d) => ledger.deadLetter(d),
+    written: new WrittenKeys(),
+    ...(decode ? { decode } : {}),
+  };
+  const pending = new Map<number, LedgerMessage[]>();
+  const flush = async (partition: number) => {
+    const messages = pending.get(partition) ?? [];
+    pending.delete(partition);
+    if (messages.length === 0) return;
+    await applyBatch(deps, partition, messages);
+    events += messages.length;
     progress(events);
+  };
+  await ledger.readAll(async (batch) => {
+    const held = pending.get(batch.partition) ?? [];
+    for (const m of batch.messages) held.push(m);
+    pending.set(batch.partition, held);
+    if (held.length >= batchMax) {
+      await flush(batch.partition);
+      await batch.heartbeat();
+    }
   }, batchMax);
+  for (const partition of [...pending.keys()]) await flush(partition);
   const seconds = (performance.now() - t0) / 1000;
   const h = await store.stateHash();
   return { events, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0, ...h };
