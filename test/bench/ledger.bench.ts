@@ -276,7 +276,14 @@ if (records > 0 && process.env['BENCH_ALLOW_WIPE'] !== '1') {
   }
   const appendS = (performance.now() - t0) / 1000;
   console.log(`appended ${REBUILD_EVENTS - have} events directly to the ledger in ${appendS.toFixed(1)} s`);
-  const r = await rebuild(a.ledger, a.store, config.kafka.topic, config.kafka.rebuildBatchMax, undefined, a.decode);
+  const r = await rebuild(
+    a.ledger,
+    a.store,
+    config.kafka.topic,
+    config.kafka.rebuildBatchMax,
+    undefined,
+    a.decode,
+  );
   console.log(
     `rebuild: ${r.events} events in ${r.seconds.toFixed(1)} s = ${Math.round(r.eventsPerSecond)} events/s (${r.nodes} nodes); state-hash ${r.hash.slice(0, 16)}…`,
   );
