@@ -25,6 +25,11 @@ export function luceneQuery(text: string): string {
   return [...new Set(words)].join(' OR ');
 }
 
+/** One caller scope's view of the ANN index: what it may see decides its visible share, so nobody else's recall sizes its fetch. */
+function annKey(q: ArmQuery, modelId: string): string {
+  return JSON.stringify([q.scope.tenant, q.namespace, modelId, q.scope.grants, q.classes]);
+}
+
 /** Recall's candidate arms: ranked record ids, best first, every one filtered by the caller's scope (ARM_WHERE) before it is ranked. */
 export class Neo4jRecallArms implements RecallArms {
   private readonly reads: Neo4jRecordReads;
@@ -160,20 +165,49 @@ export class Neo4jRecallArms implements RecallArms {
         )
       ).records.map((r) => String(r.get('id')));
     if ((await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW) return exact();
-    let fetch = Math.max(4 * q.k, 200);
+    const key = annKey(q, modelId);
+    let fetch = this.annFetch(key, q.k);
     for (let attempt = 0; attempt < 2 && fetch <= Neo4jRecallArms.ANN_FETCH_MAX; attempt++) {
       const ann = await this.db.read(
         'recall.vector',
         `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
          WHERE ${ARM_WHERE} AND n.embeddingModel = $modelId
-         RETURN n.id AS id ORDER BY score DESC, id LIMIT toInteger($k)`,
+         WITH n.id AS id, score ORDER BY score DESC, id
+         WITH collect(id) AS ids
+         RETURN ids[0..toInteger($k)] AS ids, size(ids) AS visible`,
         { ...params, fetch },
       );
-      if (ann.records.length >= q.k) return ann.records.map((r) => String(r.get('id')));
-      if (ann.records.length === 0) break;
-      fetch = Math.ceil((2 * q.k * fetch) / ann.records.length);
+      const ids = (ann.records[0]?.get('ids') ?? []) as string[];
+      const visible = Number(ann.records[0]?.get('visible') ?? 0);
+      this.rememberShare(key, visible / fetch);
+      if (ids.length >= q.k) return ids.map(String);
+      if (visible === 0) break;
+      fetch = Math.ceil((2 * q.k * fetch) / visible);
     }
     return exact();
+  }
+
+  /** How long a scope's visible share of the ANN neighbours is reused to size its next fetch. */
+  static readonly SHARE_TTL_MS = 60_000;
+  private readonly annShares = new Map<string, { at: number; share: number }>();
+
+  /**
+   * The first ANN fetch: twice what the scope's last visible share says fills k (so a selective scope
+   * asks once instead of twice), never below 4k or 200; none (the exact scan) when its last fetch saw
+   * nothing. Like the size, a stale share costs time only: a short fetch is followed by a second one and
+   * then the exact scan, exactly as without it.
+   */
+  private annFetch(key: string, k: number): number {
+    const floor = Math.max(4 * k, 200);
+    const hit = this.annShares.get(key);
+    if (!hit || Date.now() - hit.at >= Neo4jRecallArms.SHARE_TTL_MS) return floor;
+    return hit.share <= 0 ? Infinity : Math.max(floor, Math.ceil((2 * k) / hit.share));
+  }
+
+  private rememberShare(key: string, share: number): void {
+    this.annShares.delete(key); // re-inserted last: the map stays in age order
+    this.annShares.set(key, { at: Date.now(), share });
+    if (this.annShares.size > 10_000) this.annShares.delete(this.annShares.keys().next().value!);
   }
 
   async graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
