@@ -73,6 +73,18 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
 const snapshot = (sent: readonly Sent[]) =>
   sent.map((s) => ({ op: s.op, cypher: s.cypher, params: s.params }));
 
+/** Ingest's relate lookup: a subject match and, for drafts with a vector, the nearest relatable records. */
+const relate = (r: ReturnType<typeof recordedRoles>) =>
+  r.lookups.relateCandidatesMany(
+    scope,
+    'acme/eng/web',
+    [
+      { subject: 'Deploy', vector: [0.1, 0.2], modelId: 'm1' },
+      { subject: 'Web', vector: null, modelId: 'm1' },
+    ],
+    5,
+  );
+
 const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promise<unknown>]> = [
   ['record now', (r) => r.reads.record(scope, 'r1')],
   ['record as of', (r) => r.reads.record(scope, 'r1', { knownAt: past, validAt: past })],
@@ -86,19 +98,7 @@ const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
   ['relations', (r) => r.reads.relations(scope, 'r1')],
   ['reviewQueue', (r) => r.reads.reviewQueue(scope, 'acme/eng', 10, null)],
   ['recordsByIds', (r) => r.reads.recordsByIds(scope, ['r1', 'r2'], past)],
-  [
-    'relateCandidatesMany',
-    (r) =>
-      r.lookups.relateCandidatesMany(
-        scope,
-        'acme/eng/web',
-        [
-          { subject: 'Deploy', vector: [0.1, 0.2], modelId: 'm1' },
-          { subject: 'Web', vector: null, modelId: 'm1' },
-        ],
-        5,
-      ),
-  ],
+  ['relateCandidatesMany small', (r) => relate(r)],
   ['analytics recordCounts', (r) => r.analytics.recordCounts(scope, query, { knownAt: past })],
   ['analytics linksAmong', (r) => r.analytics.linksAmong(scope, query, {})],
   [
@@ -152,6 +152,17 @@ describe('the scope predicate of every scoped read', () => {
       expect(snapshot(sent)).toMatchSnapshot();
     });
   }
+  it('relateCandidatesMany large (the ANN index, then the exact scan where it falls short) filters records by the scope', async () => {
+    const sent = await sentBy(large, relate);
+    expectScoped(sent);
+    expect(sent.map((s) => s.op)).toEqual([
+      'relate.bySubjectMany',
+      SIZE_PROBE,
+      'relate.byVectorMany',
+      'relate.byVectorExactMany',
+    ]);
+    expect(snapshot(sent)).toMatchSnapshot();
+  });
   for (const [name, call] of entityReads) {
     it(`${name} shows only visible entities`, async () => {
       const sent = await sentBy({}, call);

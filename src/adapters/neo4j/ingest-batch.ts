@@ -4,7 +4,8 @@ import type { ReadScope } from '../../domain/policy.ts';
 import type { EntityFacts, EntityProbe, RelatedCandidate, RelateQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
 import { toEntity } from './mapping.ts';
-import { entityVisible, IN_CHAIN_OR_SUBTREE, SCOPE_WHERE, scopeParams } from './scope.ts';
+import { entityVisible, IN_CHAIN_OR_SUBTREE, SCOPE_WHERE, scopeParams, SUBTREE } from './scope.ts';
+import type { SubtreeSizes } from './subtree-size.ts';
 
 /**
  * The write path's lookups for a whole request at once (ingest's "gather" step): one round trip per kind
@@ -21,8 +22,12 @@ const RELATE_RETURN = `RETURN q.i AS i, n.id AS id, n.namespace AS namespace, n.
   n.class AS class, n.subject AS subject, n.predicate AS predicate, n.object AS object, n.text AS text,
   n.status AS status, n.version AS version, n.confidence AS confidence, score`;
 
+/** At or below this many records under the request, relate scores them exactly and skips the ANN index. */
+export const RELATE_EXACT_BELOW = 200;
+
 export async function relateCandidatesMany(
   db: Executor,
+  sizes: SubtreeSizes,
   scope: ReadScope,
   namespace: string,
   queries: readonly RelateQuery[],
@@ -46,57 +51,75 @@ export async function relateCandidatesMany(
      ${RELATE_RETURN}`,
     { ...params, qs },
   );
-  // The ANN index answers before any WHERE: over-fetch, and where that leaves fewer than k inside the
-  // scope (the entitled set is small next to everything else), score that query's scoped records exactly.
-  const byVector = withVector.length
-    ? db.read(
-        'relate.byVectorMany',
-        `UNWIND $qs AS q
-         CALL (q) {
-           CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), q.vector) YIELD node AS n, score
-           WHERE ${relateWhere()} AND n.embeddingModel = q.modelId
-           WITH n, score ORDER BY score DESC LIMIT toInteger($k)
-           RETURN n, score
-         }
-         ${RELATE_RETURN}`,
-        { ...params, qs: withVector, fetch: Math.max(100, k * 20) },
-      )
-    : null;
-  const [subjectRows, vectorRes] = await Promise.all([bySubject, byVector]);
-  const vectorRows = vectorRes?.records ?? [];
-  const found = new Map<number, number>();
-  for (const r of vectorRows) found.set(Number(r.get('i')), (found.get(Number(r.get('i'))) ?? 0) + 1);
-  const short = withVector.filter((q) => (found.get(q.i) ?? 0) < k);
-  const exact = short.length
-    ? (
-        await db.read(
-          'relate.byVectorExactMany',
-          `UNWIND $qs AS q
-           CALL (q) {
-             MATCH (n:Record {tenant: $tenant}) WHERE ${relateWhere()} AND n.embedding IS NOT NULL
-               AND n.embeddingModel = q.modelId
-             WITH n, vector.similarity.cosine(n.embedding, q.vector) AS score
-             ORDER BY score DESC LIMIT toInteger($k)
-             RETURN n, score
-           }
-           ${RELATE_RETURN}`,
-          { ...params, qs: short },
-        )
-      ).records
-    : [];
-  const shortIds = new Set(short.map((q) => q.i));
-  const rows = [
-    ...subjectRows.records,
-    ...vectorRows.filter((r) => !shortIds.has(Number(r.get('i')))),
-    ...exact,
-  ];
+  const [subjectRows, vectorRows] = await Promise.all([
+    bySubject,
+    relateByVector(db, sizes, scope.tenant, namespace, params, withVector, k),
+  ]);
   const out = queries.map(() => new Map<string, RelatedCandidate>());
-  for (const r of rows) {
+  for (const r of [...subjectRows.records, ...vectorRows]) {
     const byId = out[Number(r.get('i'))]!;
     const c = toRelated(r, byId);
     byId.set(c.id, c);
   }
   return out.map((m) => [...m.values()]);
+}
+
+type VectorQuery = { i: number; vector: number[]; modelId: string };
+
+/**
+ * The k nearest relatable records of each query vector. A request covering few records scores them
+ * exactly (reading a few hundred vectors is cheaper than an ANN call, and exact). A larger one asks the
+ * ANN index, which answers before any WHERE: it over-fetches, and where that leaves fewer than k inside
+ * the scope (the entitled set is small next to everything else), that query's records are scored exactly
+ * — read through the request's namespace index, never the whole tenant.
+ */
+async function relateByVector(
+  db: Executor,
+  sizes: SubtreeSizes,
+  tenant: string,
+  namespace: string,
+  params: Record<string, unknown>,
+  withVector: readonly VectorQuery[],
+  k: number,
+): Promise<Neo4jRecord[]> {
+  if (withVector.length === 0) return [];
+  const exact = async (qs: readonly VectorQuery[]) =>
+    (
+      await db.read(
+        'relate.byVectorExactMany',
+        `UNWIND $qs AS q
+         CALL (q) {
+           ${SUBTREE}
+           WITH n WHERE ${relateWhere()} AND n.embedding IS NOT NULL AND n.embeddingModel = q.modelId
+           WITH n, vector.similarity.cosine(n.embedding, q.vector) AS score
+           ORDER BY score DESC LIMIT toInteger($k)
+           RETURN n, score
+         }
+         ${RELATE_RETURN}`,
+        { ...params, qs },
+      )
+    ).records;
+  if ((await sizes.of(tenant, namespace)) <= RELATE_EXACT_BELOW) return exact(withVector);
+  const ann = (
+    await db.read(
+      'relate.byVectorMany',
+      `UNWIND $qs AS q
+       CALL (q) {
+         CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), q.vector) YIELD node AS n, score
+         WHERE ${relateWhere()} AND n.embeddingModel = q.modelId
+         WITH n, score ORDER BY score DESC LIMIT toInteger($k)
+         RETURN n, score
+       }
+       ${RELATE_RETURN}`,
+      { ...params, qs: withVector, fetch: Math.max(100, k * 20) },
+    )
+  ).records;
+  const found = new Map<number, number>();
+  for (const r of ann) found.set(Number(r.get('i')), (found.get(Number(r.get('i'))) ?? 0) + 1);
+  const short = withVector.filter((q) => (found.get(q.i) ?? 0) < k);
+  if (short.length === 0) return ann;
+  const shortIds = new Set(short.map((q) => q.i));
+  return [...ann.filter((r) => !shortIds.has(Number(r.get('i')))), ...(await exact(short))];
 }
 
 /** A candidate row; a subject match keeps the cosine its vector match found (either may come first). */

@@ -5,6 +5,7 @@ import { STRUCTURAL_TYPES } from '../../domain/relations.ts';
 import { relType, type Executor } from './executor.ts';
 import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
+import { SubtreeSizes } from './subtree-size.ts';
 import {
   ARM_WHERE,
   armParams,
@@ -36,38 +37,20 @@ export class Neo4jRecallArms implements RecallArms {
 
   constructor(private readonly db: Executor) {
     this.reads = new Neo4jRecordReads(db);
+    this.sizes = new SubtreeSizes(db);
   }
 
   findEntity: RecallArms['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
   recordsByIds: RecallArms['recordsByIds'] = (scope, ids, knownAt) =>
     this.reads.recordsByIds(scope, ids, knownAt);
 
-  static readonly EXACT_BELOW = 2000;
-  /**
-   * How long a namespace's record count is reused. The count only chooses each arm's strategy (an exact
-   * scan or an index); both return the visible records the arm asks for, so a stale count costs time, never
-   * correctness — and a warm recall saves the round trip.
-   */
-  static readonly SIZE_TTL_MS = 30_000;
-  private readonly sizes = new Map<string, { at: number; count: Promise<number> }>();
+  /** At or below this many records under the request, the arms scan them exactly. */
+  static readonly EXACT_BELOW = SubtreeSizes.CAP - 1;
+  private readonly sizes: SubtreeSizes;
 
-  /** How many records the request covers, counted up to EXACT_BELOW + 1 (reused for SIZE_TTL_MS). */
+  /** How many records the request covers, counted up to EXACT_BELOW + 1 (see SubtreeSizes). */
   private subtreeSize(q: ArmQuery): Promise<number> {
-    const key = `${q.scope.tenant}\u0000${q.namespace}`;
-    const now = Date.now();
-    const hit = this.sizes.get(key);
-    if (hit && now - hit.at < Neo4jRecallArms.SIZE_TTL_MS) return hit.count;
-    const count = this.db
-      .read('recall.size', `${SUBTREE} WITH n LIMIT toInteger($cap) RETURN count(n) AS c`, {
-        ...armParams(q),
-        cap: Neo4jRecallArms.EXACT_BELOW + 1,
-      })
-      .then((r) => Number(r.records[0]?.get('c') ?? 0));
-    count.catch(() => this.sizes.delete(key));
-    this.sizes.delete(key); // re-inserted last: the map stays in age order
-    this.sizes.set(key, { at: now, count });
-    if (this.sizes.size > 10_000) this.sizes.delete(this.sizes.keys().next().value!);
-    return count;
+    return this.sizes.of(q.scope.tenant, q.namespace);
   }
 
   async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {

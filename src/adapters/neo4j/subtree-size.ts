@@ -1,0 +1,40 @@
+import { namespaceChain } from '../../domain/model.ts';
+import type { Executor } from './executor.ts';
+import { SUBTREE } from './scope.ts';
+
+/**
+ * How many records a request covers (its namespace's ancestors and subtree in one tenant), counted up to
+ * a cap and reused for a while: recall's arms and ingest's relate lookup choose an exact scan or an index
+ * by it. Both return the records they ask for either way, so a stale count costs time, never
+ * correctness — and a warm request saves the round trip. Bounded by tenant and namespace, not by grants:
+ * it never returns a record.
+ */
+export class SubtreeSizes {
+  /** Counted up to here: past it, every caller takes its indexed path. */
+  static readonly CAP = 2001;
+  /** How long a namespace's count is reused. */
+  static readonly TTL_MS = 30_000;
+  private readonly sizes = new Map<string, { at: number; count: Promise<number> }>();
+
+  constructor(private readonly db: Executor) {}
+
+  of(tenant: string, namespace: string): Promise<number> {
+    const key = `${tenant}\u0000${namespace}`;
+    const now = Date.now();
+    const hit = this.sizes.get(key);
+    if (hit && now - hit.at < SubtreeSizes.TTL_MS) return hit.count;
+    const count = this.db
+      .read('recall.size', `${SUBTREE} WITH n LIMIT toInteger($cap) RETURN count(n) AS c`, {
+        tenant,
+        ns: namespace,
+        chain: namespaceChain(namespace),
+        cap: SubtreeSizes.CAP,
+      })
+      .then((r) => Number(r.records[0]?.get('c') ?? 0));
+    count.catch(() => this.sizes.delete(key));
+    this.sizes.delete(key); // re-inserted last: the map stays in age order
+    this.sizes.set(key, { at: now, count });
+    if (this.sizes.size > 10_000) this.sizes.delete(this.sizes.keys().next().value!);
+    return count;
+  }
+}
