@@ -208,14 +208,33 @@ await model.close?.();
 console.log(`embedder alone: ${Math.round(modelRate)} texts/s at batch 32`);
 await throughput(3, 16); // warm-up
 const CALLERS = Number(process.env['BENCH_CALLERS'] ?? 64);
+// Every statement of the measured loop (the API's and the in-process projector's), by op: where the graph's time goes.
+const byOp = new Map<string, { n: number; ms: number }>();
+m.store.db.observer = (r) => {
+  const o = byOp.get(r.op) ?? { n: 0, ms: 0 };
+  o.n++;
+  o.ms += r.ms;
+  byOp.set(r.op, o);
+};
+const written0 = seq;
 const tput = await throughput(SECONDS, CALLERS);
+m.store.db.observer = undefined;
+const writes = Math.max(1, seq - written0);
+console.log(`statements during the loop (wall ms as the caller saw them; top 12 by total):`);
+for (const [op, o] of [...byOp].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
+  console.log(
+    `  ${op.padEnd(28)} ${(o.n / writes).toFixed(2).padStart(6)} per propose  ${(o.ms / o.n).toFixed(1).padStart(7)} ms each  ${(o.ms / 1000).toFixed(1).padStart(6)} s total`,
+  );
 console.log(
   `propose (await=false) through GraphQL, ${CALLERS} concurrent callers, closed loop: ${Math.round(tput)} writes/s ` +
     `= ${Math.round((100 * tput) / modelRate)} % of the embedder's rate (${refusedInLoop} refusals waited out)`,
 );
 // Lag at half the sustained rate, then overload at twice it (or the rates given).
 const rates = process.env['BENCH_RATES']
-  ? process.env['BENCH_RATES'].split(',').filter(Boolean).map(Number)
+  ? process.env['BENCH_RATES']
+      .split(',')
+      .map(Number)
+      .filter((r) => r > 0)
   : [Math.max(1, Math.round(tput / 2)), Math.max(2, Math.round(tput * 2))];
 for (const rate of rates) {
   const r = await lagAt(rate, SECONDS);
