@@ -25,6 +25,17 @@ export interface Policy {
   readScope(principal: Principal, purpose: string | undefined): Promise<ReadScope>;
   /** Throws FORBIDDEN when the principal may not write into `namespace`. */
   checkWrite(principal: Principal, namespace: string): Promise<void>;
+  /**
+   * checkWrite, keeping what it read for the same request's read scope: a write that also reads (propose,
+   * an episode) asks the grant source once. Its `readScope` answers as `Policy.readScope` would have
+   * at the same instant, FORBIDDEN included.
+   */
+  writeAccess(principal: Principal, namespace: string): Promise<WriteAccess>;
   /** Throws FORBIDDEN when the principal may not review proposals in `namespace`. */
   checkReview(principal: Principal, namespace: string): Promise<void>;
+}
+
+/** A write checked by `Policy.writeAccess`, and the caller's read scope from the same grants. */
+export interface WriteAccess {
+  readScope(purpose: string | undefined): ReadScope;
 }

@@ -2,7 +2,7 @@ import { effectiveGrants, granteesOf, coversNamespace, type AccessDefaults } fro
 import { forbidden } from './errors.ts';
 import type { GrantState } from './fold.ts';
 import { hasScope, type Principal } from './principal.ts';
-import type { Policy, ReadScope } from './policy.ts';
+import type { Policy, ReadScope, WriteAccess } from './policy.ts';
 
 /** Where the policy reads grants (the projected AccessGranted / AccessRevoked events). */
 export interface GrantSource {
@@ -19,27 +19,43 @@ export function referencePolicy(grants: GrantSource, defaults: AccessDefaults): 
   // An admin acting directly needs no grants; through agents, the agents' grants narrow it.
   const heldBy = (p: Principal, admin: boolean) =>
     admin && p.actors.length === 0 ? Promise.resolve([]) : grants.grantsFor(p.tenant, granteesOf(p));
-  const scopeOf = async (p: Principal, purpose: string | undefined) => {
-    const admin = hasScope(p, 'admin');
-    return effectiveGrants(p, purpose, await heldBy(p, admin), defaults, admin);
-  };
   // Writes and reviews are not purpose-bound: any live grant that covers the namespace counts.
+  const anyPurposeOf = (p: Principal, held: readonly GrantState[], admin: boolean) =>
+    effectiveGrants(
+      p,
+      undefined,
+      held.map((g) => ({ ...g, purposes: null })),
+      defaults,
+      admin,
+    );
   const anyPurpose = async (p: Principal) => {
     const admin = hasScope(p, 'admin');
-    const held = await heldBy(p, admin);
-    const withAnyPurpose = held.map((g) => ({ ...g, purposes: null }));
-    return effectiveGrants(p, undefined, withAnyPurpose, defaults, admin);
+    return anyPurposeOf(p, await heldBy(p, admin), admin);
+  };
+  const mayRead = (p: Principal) => {
+    if (!hasScope(p, 'read')) throw forbidden('the read scope is required');
+  };
+  const readScopeFrom = (p: Principal, purpose: string | undefined, held: readonly GrantState[]) => {
+    mayRead(p);
+    return { tenant: p.tenant, grants: effectiveGrants(p, purpose, held, defaults, hasScope(p, 'admin')) };
+  };
+  const writeAccess = async (principal: Principal, namespace: string): Promise<WriteAccess> => {
+    if (!hasScope(principal, 'write')) throw forbidden('the write scope is required');
+    const admin = hasScope(principal, 'admin');
+    const held = await heldBy(principal, admin);
+    if (!coversNamespace(anyPurposeOf(principal, held, admin), namespace))
+      throw forbidden('no grant covers this namespace');
+    return { readScope: (purpose) => readScopeFrom(principal, purpose, held) };
   };
   return {
     async readScope(principal: Principal, purpose: string | undefined): Promise<ReadScope> {
-      if (!hasScope(principal, 'read')) throw forbidden('the read scope is required');
-      return { tenant: principal.tenant, grants: await scopeOf(principal, purpose) };
+      mayRead(principal); // before the grants are read
+      return readScopeFrom(principal, purpose, await heldBy(principal, hasScope(principal, 'admin')));
     },
     async checkWrite(principal: Principal, namespace: string): Promise<void> {
-      if (!hasScope(principal, 'write')) throw forbidden('the write scope is required');
-      if (!coversNamespace(await anyPurpose(principal), namespace))
-        throw forbidden('no grant covers this namespace');
+      await writeAccess(principal, namespace);
     },
+    writeAccess,
     async checkReview(principal: Principal, namespace: string): Promise<void> {
       if (!hasScope(principal, 'review')) throw forbidden('the review scope is required');
       if (!coversNamespace(await anyPurpose(principal), namespace))

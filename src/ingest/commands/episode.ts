@@ -36,7 +36,7 @@ export async function ingestEpisode(
   const screened = screenOf(d, 'ingestEpisode', parseCommand(EpisodeCommand, input, 100_000));
   const cmd = screened.value;
   times.add('screen', performance.now() - tScreen);
-  await d.policy.checkWrite(principal, cmd.namespace);
+  const access = await d.policy.writeAccess(principal, cmd.namespace);
   const hash = commandHash('episode', cmd);
   const key = receiptKey(principal, cmd.idempotencyKey);
   const prior = await d.store.receipt(principal.tenant, key);
@@ -44,7 +44,7 @@ export async function ingestEpisode(
     if (prior.commandHash !== hash) throw idempotencyConflict(key);
     return { receipts: await episodeReceipts(d, principal.tenant, key, [], null, null), times: null };
   }
-  const scope = await d.policy.readScope(principal, cmd.purpose);
+  const scope = access.readScope(cmd.purpose);
   const ctx = contextOf(d, principal);
   const episodeId = uuidV5(`${principal.tenant}\u0000episode\u0000${key}`, MUNINN_NS);
   const seg = segment(cmd.turns, (i) => findingsOf(screened.fields, `turns.${i}`));

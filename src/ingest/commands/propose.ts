@@ -19,7 +19,7 @@ export async function propose(
 ): Promise<WriteReceipt> {
   const screened = screenOf(d, 'propose', parseCommand(ProposeCommand, input, d.maxTextChars));
   const cmd = screened.value;
-  await d.policy.checkWrite(principal, cmd.namespace);
+  const access = await d.policy.writeAccess(principal, cmd.namespace);
   // Every source must be a record the writer may see (NOT_FOUND otherwise, nothing appended).
   for (const id of new Set(cmd.derivedFrom ?? [])) await visible(d, principal, id, 'record to derive from');
   const hash = commandHash('propose', cmd);
@@ -44,7 +44,7 @@ export async function propose(
     ext: cmd.ext,
     source: null,
   };
-  const scope = await d.policy.readScope(principal, cmd.purpose);
+  const scope = access.readScope(cmd.purpose);
   const ctx = contextOf(d, principal);
   const planned = await planDrafts(
     d,
