@@ -5,6 +5,7 @@
 //     choose), open loop, with the writes the overload guard refused counted apart;
 //  3. rebuild speed over 100k events (BENCH_REBUILD_EVENTS), which EMPTIES the graph: it only runs when
 //     the graph holds no records or BENCH_ALLOW_WIPE=1.
+//  BENCH_PROJECTOR=process runs the projector as its own process (`muninn serve --role projector`).
 import { randomUUID } from 'node:crypto';
 import { cpus, tmpdir } from 'node:os';
 import { mkdtempSync } from 'node:fs';
@@ -15,21 +16,27 @@ import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts
 import { silentLogger } from '../../src/ports/logger.ts';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
+import { freePort, spawnServe } from '../support/processes.ts';
 
 const suffix = randomUUID().slice(0, 8);
 const stateDir = mkdtempSync(join(tmpdir(), 'muninn-bench-'));
-const config = load({
-  ...process.env,
+// BENCH_PROJECTOR=process: the API here (MUNINN_ROLE=api) and `muninn serve --role projector` as its own
+// process, as a deployment runs them; otherwise both in this process.
+const SPLIT = process.env['BENCH_PROJECTOR'] === 'process';
+const shared = {
   MUNINN_ENV: 'test',
-  MUNINN_PORT: '0',
   MUNINN_STATE_DIR: stateDir,
   MUNINN_LOG_LEVEL: 'silent',
   MUNINN_LEDGER_TOPIC: `muninn.bench.${suffix}`,
   MUNINN_DLQ_TOPIC: `muninn.bench.${suffix}.dlq`,
   MUNINN_PROJECTOR_GROUP: `bench-${suffix}`,
-});
+};
+const config = load({ ...process.env, ...shared, MUNINN_PORT: '0', MUNINN_ROLE: SPLIT ? 'api' : 'all' });
 await ensureDevKeys(stateDir);
 const m = await startMuninn(config, silentLogger);
+const projector = SPLIT
+  ? spawnServe('projector', { ...shared, MUNINN_PORT: String(await freePort()) }, 'ignore')
+  : null;
 const url = m.api!.url;
 const tenants = Array.from({ length: 12 }, (_, i) => `bench-${i}`);
 const tokens = await Promise.all(
@@ -246,6 +253,10 @@ for (const rate of rates) {
   await new Promise((r) => setTimeout(r, 3000)); // let the projection drain between phases
 }
 await m.stop();
+if (projector) {
+  projector.child.kill('SIGTERM');
+  await projector.exited;
+}
 
 // 3. rebuild over 100k events (appended directly through the ledger port, then replayed)
 const REBUILD_EVENTS = Number(process.env['BENCH_REBUILD_EVENTS'] ?? 100_000);
