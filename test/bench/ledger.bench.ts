@@ -230,7 +230,7 @@ const writes = Math.max(1, seq - written0);
 console.log(`statements during the loop (wall ms as the caller saw them; top 12 by total):`);
 for (const [op, o] of [...byOp].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
   console.log(
-    `  ${op.padEnd(28)} ${(o.n / writes).toFixed(2).padStart(6)} per propose  ${(o.ms / o.n).toFixed(1).padStart(7)} ms each  ${(o.ms / 1000).toFixed(1).padStart(6)} s total`,
+    `  ${op.padEnd(28)} ${(o.n / writes).toFixed(2).padStart(6)} per propose sent  ${(o.ms / o.n).toFixed(1).padStart(7)} ms each  ${(o.ms / 1000).toFixed(1).padStart(6)} s total`,
   );
 console.log(
   `propose (await=false) through GraphQL, ${CALLERS} concurrent callers, closed loop: ${Math.round(tput)} writes/s ` +

@@ -5,6 +5,7 @@ import { STRUCTURAL_TYPES } from '../../domain/relations.ts';
 import { relType, type Executor } from './executor.ts';
 import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
+import { Recent } from './recent.ts';
 import { SubtreeSizes } from './subtree-size.ts';
 import {
   ARM_WHERE,
@@ -162,7 +163,7 @@ export class Neo4jRecallArms implements RecallArms {
       );
       const ids = (ann.records[0]?.get('ids') ?? []) as string[];
       const visible = Number(ann.records[0]?.get('visible') ?? 0);
-      this.rememberShare(key, visible / fetch);
+      this.annShares.set(key, visible / fetch);
       if (ids.length >= q.k) return ids.map(String);
       if (visible === 0) break;
       fetch = Math.ceil((2 * q.k * fetch) / visible);
@@ -172,7 +173,7 @@ export class Neo4jRecallArms implements RecallArms {
 
   /** How long a scope's visible share of the ANN neighbours is reused to size its next fetch. */
   static readonly SHARE_TTL_MS = 60_000;
-  private readonly annShares = new Map<string, { at: number; share: number }>();
+  private readonly annShares = new Recent<number>(Neo4jRecallArms.SHARE_TTL_MS);
 
   /**
    * The first ANN fetch: twice what the scope's last visible share says fills k (so a selective scope
@@ -182,15 +183,9 @@ export class Neo4jRecallArms implements RecallArms {
    */
   private annFetch(key: string, k: number): number {
     const floor = Math.max(4 * k, 200);
-    const hit = this.annShares.get(key);
-    if (!hit || Date.now() - hit.at >= Neo4jRecallArms.SHARE_TTL_MS) return floor;
-    return hit.share <= 0 ? Infinity : Math.max(floor, Math.ceil((2 * k) / hit.share));
-  }
-
-  private rememberShare(key: string, share: number): void {
-    this.annShares.delete(key); // re-inserted last: the map stays in age order
-    this.annShares.set(key, { at: Date.now(), share });
-    if (this.annShares.size > 10_000) this.annShares.delete(this.annShares.keys().next().value!);
+    const share = this.annShares.get(key);
+    if (share === undefined) return floor;
+    return share <= 0 ? Infinity : Math.max(floor, Math.ceil((2 * k) / share));
   }
 
   async graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {

@@ -1,5 +1,6 @@
 import { namespaceChain } from '../../domain/model.ts';
 import type { Executor } from './executor.ts';
+import { Recent } from './recent.ts';
 import { SUBTREE } from './scope.ts';
 
 /**
@@ -14,15 +15,14 @@ export class SubtreeSizes {
   static readonly CAP = 2001;
   /** How long a namespace's count is reused. */
   static readonly TTL_MS = 30_000;
-  private readonly sizes = new Map<string, { at: number; count: Promise<number> }>();
+  private readonly sizes = new Recent<Promise<number>>(SubtreeSizes.TTL_MS);
 
   constructor(private readonly db: Executor) {}
 
   of(tenant: string, namespace: string): Promise<number> {
     const key = `${tenant}\u0000${namespace}`;
-    const now = Date.now();
     const hit = this.sizes.get(key);
-    if (hit && now - hit.at < SubtreeSizes.TTL_MS) return hit.count;
+    if (hit) return hit;
     const count = this.db
       .read('recall.size', `${SUBTREE} WITH n LIMIT toInteger($cap) RETURN count(n) AS c`, {
         tenant,
@@ -32,9 +32,7 @@ export class SubtreeSizes {
       })
       .then((r) => Number(r.records[0]?.get('c') ?? 0));
     count.catch(() => this.sizes.delete(key));
-    this.sizes.delete(key); // re-inserted last: the map stays in age order
-    this.sizes.set(key, { at: now, count });
-    if (this.sizes.size > 10_000) this.sizes.delete(this.sizes.keys().next().value!);
+    this.sizes.set(key, count);
     return count;
   }
 }
