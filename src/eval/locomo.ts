@@ -5,7 +5,7 @@ import type { WriteService } from '../ingest/write-service.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { RecallService } from '../recall/service.ts';
 import { cosine } from '../ports/embedder.ts';
-import { rankLexical } from '../recall/lexical.ts';
+import { rankLexical, terms } from '../recall/lexical.ts';
 import type { RecallResult } from '../recall/service.ts';
 import type { SignalBreakdown } from '../recall/fuse.ts';
 
@@ -182,7 +182,7 @@ export async function baseline(
         .sort((a, b) => b.s - a.s)
         .map((d) => d.id);
       const fused = new Map<string, number>();
-      for (const ids of [rankLexical(q.question, docs, docs.length), dense])
+      for (const ids of [rankLexical(q.question, docs, docs.length, { analyze: terms }), dense])
         ids.forEach((id, r) => fused.set(id, (fused.get(id) ?? 0) + 1 / (60 + r + 1)));
       const top = [...fused].sort((a, b) => b[1] - a[1]).slice(0, k);
       out.push([q, top.map(([id]) => [id])]);

@@ -5,7 +5,7 @@
  * exist). So the fulltext index only finds candidates, already filtered by entitlement; they are ranked
  * here with BM25 whose statistics come from the candidates themselves.
  */
-import { STOP, terms, type LexicalCandidate } from '../domain/lexical-terms.ts';
+import { STOP, stems, terms, type LexicalCandidate } from '../domain/lexical-terms.ts';
 
 // The adapter's fulltext query splits words the same way: the split lives in the domain, shared by both.
 export { terms, type LexicalCandidate };
@@ -40,19 +40,23 @@ export function lexicalDocuments(c: LexicalCandidate): {
   };
 }
 
-/** BM25 (k1 1.2, b 0.75) over the candidate set; ties by id. Candidates matching no term score 0 and drop. */
+/**
+ * BM25 (k1 1.2, b 0.75) over the candidate set, on word stems unless `analyze` says otherwise (the
+ * issue #10 baseline keeps its plain words); ties by id. Candidates matching no term score 0 and drop.
+ */
 export function rankLexical(
   query: string,
   candidates: readonly LexicalDocument[],
   k: number,
-  params: { k1?: number; b?: number } = {},
+  params: { k1?: number; b?: number; analyze?: (text: string) => string[] } = {},
 ): string[] {
   const k1 = params.k1 ?? 1.2;
   const b = params.b ?? 0.75;
-  const q = [...new Set(terms(query))];
+  const analyze = params.analyze ?? stems;
+  const q = [...new Set(analyze(query))];
   if (q.length === 0 || candidates.length === 0) return [];
   const docs = candidates.map((c) => {
-    const ts = terms(c.text);
+    const ts = analyze(c.text);
     const tf = new Map<string, number>();
     for (const t of ts) tf.set(t, (tf.get(t) ?? 0) + 1);
     return { id: c.id, len: ts.length, tf };

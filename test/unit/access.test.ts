@@ -13,6 +13,7 @@ import type { Sensitivity } from '../../src/domain/model.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 import { classify } from '../../src/ingest/relate.ts';
 import { phrases, rankLexical, terms } from '../../src/recall/lexical.ts';
+import { searchKeys, stems } from '../../src/domain/lexical-terms.ts';
 import { projectionViewFor } from '../../src/records/projection-status.ts';
 
 const principal = (sub: string, actors: Array<{ sub: string }> = []): Principal => ({
@@ -333,5 +334,29 @@ describe('lexical ranking over visible candidates (lexical.ts)', () => {
     expect(phrases('what about payments-api now')).toContain('payments-api');
     expect(phrases('what about the payments api')).toContain('payments api');
     expect(phrases('a to')).toEqual(['a to']);
+  });
+
+  it("ranks on word stems: a record whose words stem like the query's matches, plain words do not", () => {
+    const painted = [
+      { id: 'p', text: 'Melanie was painting a sunrise' },
+      { id: 'q', text: 'Melanie went camping' },
+    ];
+    expect(stems('painted paints painting')).toEqual(['paint', 'paint', 'paint']);
+    expect(rankLexical('What has Melanie painted?', painted, 10)).toEqual(['p', 'q']);
+    expect(rankLexical('painted', painted, 10)).toEqual(['p']);
+    // the issue #10 baseline keeps its plain words: "painted" is not "painting" there
+    expect(rankLexical('painted', painted, 10, { analyze: terms })).toEqual([]);
+  });
+
+  it('search keys are the part a word shares with its stem, so a substring search finds every form', () => {
+    expect(searchKeys('happy painted Payments-API 16 go')).toEqual([
+      'happ',
+      'paint',
+      'payments-api',
+      '16',
+      'go',
+    ]);
+    for (const form of ['happiness', 'happily', 'happy'])
+      expect(form.includes(searchKeys('happy')[0]!)).toBe(true);
   });
 });

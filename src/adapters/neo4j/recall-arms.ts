@@ -1,4 +1,4 @@
-import { terms as lexicalTerms, type LexicalCandidate } from '../../domain/lexical-terms.ts';
+import { searchKeys, terms as lexicalTerms, type LexicalCandidate } from '../../domain/lexical-terms.ts';
 import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery, RecallArms, ReadScope } from '../../ports/graph.ts';
 import { STRUCTURAL_TYPES } from '../../domain/relations.ts';
@@ -20,11 +20,12 @@ import {
 
 /** Words of a free-text query as a Lucene OR query, every special character escaped. */
 export function luceneQuery(text: string): string {
-  // The words the visible-candidate ranking scores (one split for both), Lucene specials escaped.
-  const words = lexicalTerms(text)
-    .slice(0, 32)
-    .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
-  return [...new Set(words)].join(' OR ');
+  // The words the visible-candidate ranking scores (one split for both), Lucene specials escaped; where a
+  // word's stem differs, also its stem's prefix, so records whose words stem alike are found too.
+  const esc = (w: string) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`);
+  const words = lexicalTerms(text).slice(0, 32);
+  const keys = searchKeys(words.join(' ')).filter((k) => !words.includes(k));
+  return [...new Set([...words.map(esc), ...keys.map((k) => `${esc(k)}*`)])].join(' OR ');
 }
 
 /** One caller scope's view of the ANN index: what it may see decides its visible share, so nobody else's recall sizes its fetch. */
@@ -55,7 +56,7 @@ export class Neo4jRecallArms implements RecallArms {
   }
 
   async lexicalArm(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
-    const terms = [...new Set(lexicalTerms(text))];
+    const terms = searchKeys(text);
     if (terms.length === 0) return [];
     // A small request scope: read its visible records whose text, subject or turn context contains a
     // query term, all of them. Ranking is word-level in the service (src/recall/lexical.ts).
