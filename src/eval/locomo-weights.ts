@@ -26,6 +26,9 @@ export const GRID = {
   rrfK: [5, 10, 30, 60],
 } as const;
 
+/** The scope arm keeps the recipe's weight: LoCoMo has no inherited records, so the search cannot set it. */
+const SCOPE = RECIPES['hybrid']!.armWeights.scope ?? 1;
+
 export function gridPoints(): ArmWeights[] {
   const out: ArmWeights[] = [];
   for (const context of GRID.context)
@@ -33,7 +36,7 @@ export function gridPoints(): ArmWeights[] {
       for (const graph of GRID.graph)
         for (const temporal of GRID.temporal)
           for (const rrfK of GRID.rrfK)
-            out.push({ lexical: 1, context, vector, graph, scope: 1, temporal, rrfK });
+            out.push({ lexical: 1, context, vector, graph, scope: SCOPE, temporal, rrfK });
   return out;
 }
 
@@ -125,7 +128,7 @@ const fmtT = (t: Totals) => `${t.any.toFixed(3)} / ${t.all.toFixed(3)} / ${t.mrr
 
 export function formatWeightSearch(s: WeightSearch, k: number): string {
   return [
-    `weight search (leave-one-conversation-out, lexical 1, scope 1; recall_any@${k} / recall_all@${k} / MRR):`,
+    `weight search (leave-one-conversation-out, lexical 1, scope ${SCOPE}; recall_any@${k} / recall_all@${k} / MRR):`,
     ...s.folds.map((f) => `  held out ${f.heldOut}: ${fmtW(f.w)} → ${fmtT(f.t)}`),
     `  pooled held-out: ${fmtT(s.heldOut)}`,
     `  best over all conversations: ${fmtW(s.chosen.w)} → ${fmtT(s.chosen.t)}`,
