@@ -20,9 +20,9 @@ import {
 
 /** Words of a free-text query as a Lucene OR query, every special character escaped. */
 export function luceneQuery(text: string): string {
-  // The words the visible-candidate ranking scores (one split for both), Lucene specials escaped. Plain
-  // words, not stem prefixes: `word*` terms cost the whole-tenant search ~9 ms more (bench:recall, 100k);
-  // the ranking still compares stems, so what Lucene finds by a word is scored by its stem.
+  // The words the visible-candidate ranking scores (one split for both), Lucene specials escaped. The
+  // index's English analyzer stems them (and drops stop words) as the ranking does, so plain words find
+  // every form; `word*` prefix terms instead cost the whole-tenant search ~9 ms (bench:recall, 100k).
   const words = lexicalTerms(text)
     .slice(0, 32)
     .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
@@ -94,7 +94,7 @@ export class Neo4jRecallArms implements RecallArms {
     for (let window = fetch * 2; ; window *= 8) {
       const res = await this.db.read(
         'recall.lexical',
-        `CALL db.index.fulltext.queryNodes('record_search', $lucene, {limit: toInteger($window)}) YIELD node
+        `CALL db.index.fulltext.queryNodes('record_search_en', $lucene, {limit: toInteger($window)}) YIELD node
          WITH collect(node) AS hits
          CALL (hits) {
            UNWIND hits AS n
