@@ -2,7 +2,7 @@ import { RECIPES, type RecipeArms } from '../recall/recipes.ts';
 import { addScore, scoreRanked, type LocomoQuestionResult, type Row } from './locomo.ts';
 
 /**
- * How `hybrid`'s arm weights and RRF constant are chosen: a small grid, scored by leave-one-conversation-out
+ * How `hybrid`'s arm weights, RRF constant and `subject` signal weight are chosen: a small grid, scored by leave-one-conversation-out
  * on the LoCoMo development split, never by reading single questions.
  *
  * One recall per question with the current `hybrid` and a deep list (100 items) gives, for each candidate,
@@ -15,7 +15,11 @@ import { addScore, scoreRanked, type LocomoQuestionResult, type Row } from './lo
  * representatives the current weights chose, and candidates outside the deep list are not seen.
  */
 
-export type ArmWeights = Readonly<Record<keyof RecipeArms, number>> & { readonly rrfK: number };
+/** Arm weights, the RRF constant and the weight of the `subject` signal (the query names the record's subject). */
+export type ArmWeights = Readonly<Record<keyof RecipeArms, number>> & {
+  readonly rrfK: number;
+  readonly subject: number;
+};
 
 /** The grid: lexical is the unit (the normalised fusion does not change when every weight is scaled). */
 export const GRID = {
@@ -24,6 +28,7 @@ export const GRID = {
   graph: [0, 0.3, 1],
   temporal: [0, 1, 2, 3],
   rrfK: [5, 10, 30, 60],
+  subject: [0, 0.02, 0.05, 0.08, 0.12],
 } as const;
 
 /** The scope arm keeps the recipe's weight: LoCoMo has no inherited records, so the search cannot set it. */
@@ -36,7 +41,8 @@ export function gridPoints(): ArmWeights[] {
       for (const graph of GRID.graph)
         for (const temporal of GRID.temporal)
           for (const rrfK of GRID.rrfK)
-            out.push({ lexical: 1, context, vector, graph, scope: SCOPE, temporal, rrfK });
+            for (const subject of GRID.subject)
+              out.push({ lexical: 1, context, vector, graph, scope: SCOPE, temporal, rrfK, subject });
   return out;
 }
 
@@ -50,7 +56,9 @@ export function rerank(r: LocomoQuestionResult, w: ArmWeights): Array<readonly s
       (s, h) => s + (w[h.arm as keyof RecipeArms] ?? 0) / (w.rrfK + h.rank),
       0,
     );
-    const score = hybrid.weights.rrf * Math.min(1, fused / best) + (it.policy ?? 0);
+    // The policy part as recalled, with the subject signal moved from the recipe's weight to the point's.
+    const subject = (it.subject ?? 0) * (w.subject - hybrid.weights.subject);
+    const score = hybrid.weights.rrf * Math.min(1, fused / best) + (it.policy ?? 0) + subject;
     return { labels: it.labels, score, fused, i };
   });
   scored.sort((a, b) => b.score - a.score || b.fused - a.fused || a.i - b.i);
@@ -123,7 +131,7 @@ export function searchWeights(results: readonly LocomoQuestionResult[], k: numbe
 }
 
 const fmtW = (w: ArmWeights) =>
-  `context ${w.context}, vector ${w.vector}, graph ${w.graph}, temporal ${w.temporal}, rrfK ${w.rrfK}`;
+  `context ${w.context}, vector ${w.vector}, graph ${w.graph}, temporal ${w.temporal}, rrfK ${w.rrfK}, subject ${w.subject}`;
 const fmtT = (t: Totals) => `${t.any.toFixed(3)} / ${t.all.toFixed(3)} / ${t.mrr.toFixed(3)} (n ${t.n})`;
 
 export function formatWeightSearch(s: WeightSearch, k: number): string {

@@ -25,6 +25,8 @@ export interface LocomoItem {
   readonly arms?: ReadonlyArray<{ readonly arm: string; readonly rank: number }>;
   /** The blend's contributions other than fused relevance (policy signals), summed. */
   readonly policy?: number;
+  /** The `subject` signal's value (1 when the question names the record's subject): the weight search varies its weight. */
+  readonly subject?: number;
 }
 
 export interface LocomoPorts {
@@ -100,6 +102,7 @@ export function locomoItems(r: RecallResult): LocomoItem[] {
     labels: citedLabels(r.records.get(i.id)?.sourcesJson ?? '[]'),
     arms: i.why.arms,
     policy: policyPart(i.why.signals),
+    subject: i.why.signals.subject.value,
   }));
 }
 

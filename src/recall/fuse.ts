@@ -68,6 +68,8 @@ export interface CandidateFeatures {
   readonly class: RecordClass;
   /** Past usefulness from feedback, -1..1 (0 = unknown). */
   readonly utility: number;
+  /** The query names the record's subject (`namesSubject`). */
+  readonly subjectNamed: boolean;
 }
 
 export interface SignalScore {
@@ -97,7 +99,8 @@ const DAY_MS = 86_400_000;
  *  - recency: 0.5 ^ (age / half-life), age from the later of validFrom and recordedAt to `now` (never
  *    negative); 0 when no time parses;
  *  - classPriority: the recipe's base for the class plus any query-intent hint, clamped;
- *  - utility: as given, clamped to [-1, 1].
+ *  - utility: as given, clamped to [-1, 1];
+ *  - subject: 1 when the query names the record's subject, else 0.
  * A candidate without features is dropped: features come from the entitled, visible fetch, so a missing
  * entry means the record was filtered out, and it must not be ranked (filter before rank).
  * Sorted by score (descending), then rrf, then id.
@@ -127,6 +130,7 @@ export function blend(
       recency: recency(f, nowMs, recipe.recencyHalfLifeDays),
       classPriority: clamp((recipe.classPriority[f.class] ?? 0) + (hints[f.class] ?? 0), 0, 1),
       utility: clamp(f.utility, -1, 1),
+      subject: f.subjectNamed ? 1 : 0,
     };
     let score = 0;
     const signals = {} as Record<Signal, SignalScore>;
@@ -217,7 +221,7 @@ export interface RecallItem {
 export function featuresOf(
   r: RecordView,
   requestNamespace: string,
-  extra: { authority: number; utility: number },
+  extra: { authority: number; utility: number; subjectNamed: boolean },
 ): CandidateFeatures {
   return {
     namespaceDistance: namespaceDistance(r.namespace, requestNamespace),
@@ -227,6 +231,7 @@ export function featuresOf(
     recordedAt: r.recordedAt,
     class: r.class,
     utility: extra.utility,
+    subjectNamed: extra.subjectNamed,
   };
 }
 

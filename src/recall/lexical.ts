@@ -101,3 +101,31 @@ export function phrases(query: string, max = 64): string[] {
     }
   return [...out].slice(0, max);
 }
+
+/** Subjects that name no one in particular: a query saying "we" or "you" does not point at a speaker. */
+const PRONOUNS = new Set(['me', 'we', 'us', 'you', 'he', 'him', 'she', 'her', 'they', 'them', 'it', 'user']);
+
+/**
+ * The words a subject is matched by: lower case, split at anything not a letter or digit (so
+ * "payments-api" is "payments api" and "Melanie's" is "melanie"), one-letter words dropped.
+ */
+export function subjectWords(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length > 1);
+}
+
+/**
+ * Does the query name the record's subject? True when the subject's words occur in the query's words
+ * (`subjectWords` of the query, split once per recall) as one contiguous run: "When did Melanie run a
+ * race?" names "Melanie", "what does the payments API store" names "payments-api". A subject made of
+ * pronouns or one-letter words names nothing. Pure.
+ */
+export function namesSubject(queryWords: readonly string[], subject: string): boolean {
+  const s = subjectWords(subject);
+  if (s.length === 0 || s.every((w) => PRONOUNS.has(w))) return false;
+  for (let i = 0; i + s.length <= queryWords.length; i++)
+    if (s.every((w, j) => queryWords[i + j] === w)) return true;
+  return false;
+}

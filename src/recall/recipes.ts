@@ -16,6 +16,7 @@ export const SIGNALS = [
   'recency',
   'classPriority',
   'utility',
+  'subject',
 ] as const;
 export type Signal = (typeof SIGNALS)[number];
 
@@ -45,7 +46,8 @@ export interface Recipe {
   readonly armWeights: Readonly<Partial<Record<keyof RecipeArms, number>>>;
   /**
    * Weights of the blend. Every signal value lies in [0, 1] except `utility` in [-1, 1]; the final score
-   * is Σ weight × value. `rrf` is the fused relevance normalised by its best possible value.
+   * is Σ weight × value. `rrf` is the fused relevance normalised by its best possible value; `subject` is
+   * 1 when the query names the record's subject (a turn's speaker, a statement's subject), else 0.
    */
   readonly weights: Readonly<Record<Signal, number>>;
   /** Base priority per class in [0, 1]; absent = 0. Query-intent hints are added on top (then clamped). */
@@ -64,6 +66,11 @@ const WEIGHTS: Recipe['weights'] = {
   recency: 0.05,
   classPriority: 0.05,
   utility: 0.04,
+  // The query names the record's subject. At most one rank's difference in every arm of `hybrid`:
+  // rrf × (1 − (k + 1) / (k + 2)) = 0.6 / 12 = 0.05, so a named subject lifts an item over one ranked
+  // one place better everywhere, never two. The LoCoMo weight search (README, Recall) wants more on
+  // every fold; the bound keeps it a tie-breaker on data whose questions name speakers less often.
+  subject: 0.05,
 };
 
 const CLASS_PRIORITY: Recipe['classPriority'] = {

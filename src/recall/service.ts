@@ -15,7 +15,7 @@ import { dropNearDuplicates, pack, type Pack } from './pack.ts';
 import { filterVisible, resolvePrecedence } from './precedence.ts';
 import { classHints, getRecipe, type Recipe } from './recipes.ts';
 import { collapseBySpan, spanKey } from './collapse.ts';
-import { lexicalDocuments, phrases, rankLexical } from './lexical.ts';
+import { lexicalDocuments, namesSubject, phrases, rankLexical, subjectWords } from './lexical.ts';
 import { temporalRanking } from './temporal.ts';
 
 /** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
@@ -201,10 +201,15 @@ export class RecallService {
     const fused = rrf(collapseBySpan(armLists, keyOf, recipe.rrfK), recipe.rrfK);
     const authority = (r: { confidence: number; class: string }) =>
       r.class === 'NORMATIVE' ? 0.95 : Math.min(0.85, r.confidence);
+    const queryWords = subjectWords(cmd.query);
     const features = new Map(
       [...records.values()].map((r) => [
         r.id,
-        featuresOf(r, cmd.namespace, { authority: authority(r), utility: r.utility }),
+        featuresOf(r, cmd.namespace, {
+          authority: authority(r),
+          utility: r.utility,
+          subjectNamed: namesSubject(queryWords, r.subject),
+        }),
       ]),
     );
     const anchorOf = new Map(graphIds.map(([id, anchor]) => [id, anchor]));

@@ -116,6 +116,7 @@ const ports: LocomoPorts = {
         labels: i.record.sources.map((s) => s.label).filter((l): l is string => l !== null),
         arms: i.why.arms,
         policy: policyPart(i.why.signals),
+        subject: i.why.signals.subject.value,
       })),
     };
   },

@@ -12,7 +12,7 @@ import {
 import type { Sensitivity } from '../../src/domain/model.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 import { classify } from '../../src/ingest/relate.ts';
-import { phrases, rankLexical, terms } from '../../src/recall/lexical.ts';
+import { namesSubject, phrases, rankLexical, subjectWords, terms } from '../../src/recall/lexical.ts';
 import { searchKeys, stems } from '../../src/domain/lexical-terms.ts';
 import { projectionViewFor } from '../../src/records/projection-status.ts';
 
@@ -346,6 +346,21 @@ describe('lexical ranking over visible candidates (lexical.ts)', () => {
     expect(rankLexical('painted', painted, 10)).toEqual(['p']);
     // the issue #10 baseline keeps its plain words: "painted" is not "painting" there
     expect(rankLexical('painted', painted, 10, { analyze: terms })).toEqual([]);
+  });
+
+  it("a query names a subject when the subject's words occur in it as one run, whatever the case, hyphen or possessive", () => {
+    const q = subjectWords("When did Melanie's kids check the payments API canary?");
+    expect(namesSubject(q, 'Melanie')).toBe(true);
+    expect(namesSubject(q, 'payments-api')).toBe(true);
+    expect(namesSubject(subjectWords('is payments-api up'), 'Payments API')).toBe(true);
+    expect(namesSubject(q, 'Caroline')).toBe(false);
+    expect(namesSubject(subjectWords('what does Mel like'), 'Melanie')).toBe(false); // a word, not a prefix
+    expect(namesSubject(subjectWords('ask Anna Lee'), 'Anna Lee')).toBe(true);
+    expect(namesSubject(subjectWords('ask Lee Anna'), 'Anna Lee')).toBe(false); // the run, in order
+    // pronouns and one-letter subjects name no one
+    expect(namesSubject(subjectWords('what do we prefer'), 'we')).toBe(false);
+    expect(namesSubject(subjectWords('what did I say'), 'I')).toBe(false);
+    expect(namesSubject([], 'Melanie')).toBe(false);
   });
 
   it('search keys are the part a word shares with its stem, so a substring search finds every form', () => {

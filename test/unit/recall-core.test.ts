@@ -255,6 +255,7 @@ describe('blend', () => {
     recordedAt: day('2024-05-01'),
     class: 'FACT',
     utility: 0,
+    subjectNamed: false,
     ...over,
   });
   const withWeights = (r: Recipe, w: Partial<Recipe['weights']>): Recipe => ({
@@ -278,6 +279,24 @@ describe('blend', () => {
     const sum = SIGNALS.reduce((s, k) => s + top!.signals[k].contribution, 0);
     expect(top!.score).toBeCloseTo(sum, 12);
     expect(top!.hits).toEqual([{ arm: 'lexical', rank: 1 }]);
+  });
+
+  it('Given a query naming the subject of a lower-ranked item, When blended, Then the subject signal counts only for it', () => {
+    const hybrid = getRecipe('hybrid');
+    const two = rrf([{ arm: 'lexical', ids: ['a', 'b'] }]);
+    const named = new Map([
+      ['a', features()],
+      ['b', features({ subjectNamed: true })],
+    ]);
+    const [a, b] = ['a', 'b'].map((id) => blend(two, named, hybrid, NOW).find((x) => x.id === id)!);
+    expect(a!.signals.subject).toEqual({ value: 0, weight: hybrid.weights.subject, contribution: 0 });
+    expect(b!.signals.subject.value).toBe(1);
+    expect(b!.signals.subject.contribution).toBeCloseTo(hybrid.weights.subject, 12);
+    expect(hybrid.weights.subject).toBeGreaterThan(0);
+    // with the weight at 0 the named item gains nothing
+    const off = withWeights(hybrid, { subject: 0 });
+    const again = blend(two, named, off, NOW).find((x) => x.id === 'b')!;
+    expect(again.score).toBeCloseTo(b!.score - hybrid.weights.subject, 12);
   });
 
   it('Given a recipe that weighs confidence more, When blended, Then the confident item moves up', () => {

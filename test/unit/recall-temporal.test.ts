@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { asksWhen, hasTimeExpression, temporalRanking } from '../../src/recall/temporal.ts';
 import { scoreRanked } from '../../src/eval/locomo.ts';
 import { gridPoints, rerank } from '../../src/eval/locomo-weights.ts';
+import { RECIPES } from '../../src/recall/recipes.ts';
 import type { LocomoQuestionResult } from '../../src/eval/locomo.ts';
 
 describe('temporal cues', () => {
@@ -76,5 +77,24 @@ describe('LoCoMo scoring and the weight search', () => {
     expect(rerank(r, { ...base, vector: 1.5 })[0]).toEqual(['V']);
     expect(rerank(r, { ...base, vector: 0.5 })[0]).toEqual(['L']);
     expect(gridPoints().every((w) => w.lexical === 1)).toBe(true);
+  });
+
+  it("Given a candidate whose subject the question names, When re-fused, Then the point's subject weight replaces the recipe's", () => {
+    const w = RECIPES['hybrid']!.weights.subject;
+    const r: LocomoQuestionResult = {
+      question: { sampleId: 's', question: 'q', category: 1, evidence: ['S'] },
+      recipe: 'hybrid',
+      ms: 0,
+      tokens: 0,
+      // both found at rank 1 by one arm of equal weight; S's recalled policy part includes the subject signal
+      items: [
+        { labels: ['A'], arms: [{ arm: 'lexical', rank: 1 }], policy: 0.1, subject: 0 },
+        { labels: ['S'], arms: [{ arm: 'context', rank: 1 }], policy: 0.1 + w, subject: 1 },
+      ],
+    };
+    const base = { ...gridPoints()[0]!, context: 1 };
+    expect(rerank(r, { ...base, subject: 0.05 })[0]).toEqual(['S']);
+    expect(rerank(r, { ...base, subject: 0 })[1]).toEqual(['S']); // the tie falls back to recall order
+    expect(new Set(gridPoints().map((p) => p.subject))).toContain(0);
   });
 });
