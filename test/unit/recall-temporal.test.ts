@@ -3,7 +3,16 @@ import { asksWhen, hasTimeExpression, temporalRanking } from '../../src/recall/t
 import { scoreRanked } from '../../src/eval/locomo.ts';
 import { gridPoints, rerank } from '../../src/eval/locomo-weights.ts';
 import { RECIPES } from '../../src/recall/recipes.ts';
-import type { LocomoQuestionResult } from '../../src/eval/locomo.ts';
+import type { LocomoItem, LocomoQuestionResult } from '../../src/eval/locomo.ts';
+
+/** One question's deep recall, as the weight search reads it. */
+const deepResult = (evidence: string[], items: LocomoItem[]): LocomoQuestionResult => ({
+  question: { sampleId: 's', question: 'q', category: 1, evidence },
+  recipe: 'hybrid',
+  ms: 0,
+  tokens: 0,
+  items,
+});
 
 describe('temporal cues', () => {
   it('Given questions, When asked whether they ask for a time, Then when/what year/how long ago do and others do not', () => {
@@ -63,16 +72,13 @@ describe('LoCoMo scoring and the weight search', () => {
   });
 
   it('Given candidates with arm ranks, When re-fused with a weight of 0 for an arm, Then that arm no longer orders them', () => {
-    const r: LocomoQuestionResult = {
-      question: { sampleId: 's', question: 'q', category: 1, evidence: ['L'] },
-      recipe: 'hybrid',
-      ms: 0,
-      tokens: 0,
-      items: [
+    const r = deepResult(
+      ['L'],
+      [
         { labels: ['V'], arms: [{ arm: 'vector', rank: 1 }], policy: 0.1 },
         { labels: ['L'], arms: [{ arm: 'lexical', rank: 1 }], policy: 0.1 },
       ],
-    };
+    );
     const base = gridPoints()[0]!;
     expect(rerank(r, { ...base, vector: 1.5 })[0]).toEqual(['V']);
     expect(rerank(r, { ...base, vector: 0.5 })[0]).toEqual(['L']);
@@ -81,17 +87,14 @@ describe('LoCoMo scoring and the weight search', () => {
 
   it("Given a candidate whose subject the question names, When re-fused, Then the point's subject weight replaces the recipe's", () => {
     const w = RECIPES['hybrid']!.weights.subject;
-    const r: LocomoQuestionResult = {
-      question: { sampleId: 's', question: 'q', category: 1, evidence: ['S'] },
-      recipe: 'hybrid',
-      ms: 0,
-      tokens: 0,
-      // both found at rank 1 by one arm of equal weight; S's recalled policy part includes the subject signal
-      items: [
+    // both found at rank 1 by one arm of equal weight; S's recalled policy part includes the subject signal
+    const r = deepResult(
+      ['S'],
+      [
         { labels: ['A'], arms: [{ arm: 'lexical', rank: 1 }], policy: 0.1, subject: 0 },
         { labels: ['S'], arms: [{ arm: 'context', rank: 1 }], policy: 0.1 + w, subject: 1 },
       ],
-    };
+    );
     const base = { ...gridPoints()[0]!, context: 1 };
     expect(rerank(r, { ...base, subject: 0.05 })[0]).toEqual(['S']);
     expect(rerank(r, { ...base, subject: 0 })[1]).toEqual(['S']); // the tie falls back to recall order
