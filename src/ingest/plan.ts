@@ -18,6 +18,7 @@ import {
   type SourceSpan,
   type TimeSource,
 } from '../domain/model.ts';
+import { thresholdsFor, type CosineThresholds } from '../domain/similarity.ts';
 import type { EntityFacts, RelatedCandidate } from '../ports/graph.ts';
 import { scoreConfidence, sourceTrust } from './assess.ts';
 import { mayMerge } from './entity-match.ts';
@@ -84,8 +85,6 @@ export interface PlanFacts {
 }
 
 export const OBSERVATION: RecordClass = 'OBSERVATION';
-export const MERGE_THRESHOLD = 0.92;
-export const SAME_AS_THRESHOLD = 0.75;
 /** How many stored candidates relate compares a statement with. */
 export const RELATE_K = 8;
 
@@ -145,6 +144,8 @@ export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
   const events: LedgerEvent[] = [];
   const fresh: Fresh[] = [];
   const resolved = new Map<string, Resolution>();
+  // Cosines are compared on the scale of the model that embedded this request's drafts.
+  const th = thresholdsFor(input.modelId);
   for (const [i, dr] of input.drafts.entries()) {
     const vector = facts.vectors[i];
     const suffix = input.suffixPrefix ? `${input.suffixPrefix}${dr.index}` : '';
@@ -153,7 +154,7 @@ export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
     const decision =
       dr.class === OBSERVATION
         ? ({ kind: 'INDEPENDENT' } as const)
-        : relateTo(input.cmd.namespace, dr, vector, facts.related[i] ?? [], fresh);
+        : relateTo(input.cmd.namespace, dr, vector, facts.related[i] ?? [], fresh, th);
     if (decision.kind === 'DUPLICATE') {
       events.push({
         ...envelope(input.ctx, input.cmd, input.cmd.namespace, input.hash, suffix),
@@ -197,6 +198,7 @@ function relateTo(
   vector: Float32Array | undefined,
   stored: readonly RelatedCandidate[],
   fresh: readonly Fresh[],
+  th: CosineThresholds,
 ): ReturnType<typeof classify> {
   const subjectKey = dr.statement.subject.trim().toLowerCase();
   const local = fresh
@@ -207,7 +209,7 @@ function relateTo(
     ...stored.filter((c) => c.class !== OBSERVATION),
     ...local.map((f) => ({ ...f, namespace })),
   ].map((c) => ({ ...c, reinforceable: readableWherever(mine, c) }));
-  return classify(dr.statement, candidates);
+  return classify(dr.statement, candidates, th);
 }
 
 /** Resolve the draft's entities, label and admit it, and produce its EntityCreated + RecordProposed events. */
@@ -231,7 +233,9 @@ function propose(
   const entityEmbeddings = new Map<string, EmbeddingCache>();
   for (const ref of dr.about) {
     const key = refKey(ref);
-    const r = resolvedSoFar.get(key) ?? resolveEntity(ctx, ref, facts.entities.get(key));
+    const r =
+      resolvedSoFar.get(key) ??
+      resolveEntity(ctx, ref, facts.entities.get(key), thresholdsFor(input.modelId));
     resolvedSoFar.set(key, r);
     resolved.push({ ref, existingId: r.existingId, newId: r.newId });
     const name = refName(ref);
@@ -314,15 +318,16 @@ export function resolveEntity(
   ctx: DecideContext,
   ref: EntityRef,
   facts: EntityFacts | undefined,
+  th: Pick<CosineThresholds, 'entityMerge' | 'entitySameAs'>,
 ): Resolution {
   if (facts?.exact) return { existingId: facts.exact.id };
   if (ref.id) throw badInput(`no entity with id ${ref.id}`);
   const best = facts?.nearest ?? null;
   const sameType = !ref.type || !best?.type || ref.type === best.type;
-  if (best && best.cosine >= MERGE_THRESHOLD && sameType && mayMerge(refName(ref), best))
+  if (best && best.cosine >= th.entityMerge && sameType && mayMerge(refName(ref), best))
     return { existingId: best.id };
   const sameAs =
-    best && best.cosine >= SAME_AS_THRESHOLD
+    best && best.cosine >= th.entitySameAs
       ? { sameAs: { entityId: best.id, confidence: Math.round(best.cosine * 1000) / 1000 } }
       : {};
   if (!facts?.defaultIdTaken) return sameAs;

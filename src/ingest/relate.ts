@@ -1,4 +1,5 @@
 import type { RecordStatus } from '../domain/model.ts';
+import type { CosineThresholds } from '../domain/similarity.ts';
 import { canonicalText } from './normalize.ts';
 
 /**
@@ -7,11 +8,11 @@ import { canonicalText } from './normalize.ts';
  *
  * Rules, strongest first (one decision per statement):
  *  - DUPLICATE: the same wording (canonical, case-insensitive), the same (subject, predicate, object), or
- *    cosine ≥ 0.97;
+ *    cosine ≥ `duplicate` (0.97 on MiniLM's scale; per model in domain/similarity.ts);
  *  - SUPERSEDES: same subject and predicate, another object, and the new wording marks a change
  *    ("now", "no longer", "moved/switched/changed to", "from now on", "anymore", "instead");
  *  - CONTRADICTS: same subject and predicate, another object (or `is` vs `is not` on the same object);
- *  - EXTENDS: same subject and cosine ≥ 0.85;
+ *  - EXTENDS: same subject and cosine ≥ `extends` (0.85 on MiniLM's scale);
  *  - otherwise independent.
  * Predicates that do not hold one value at a time ('said', 'likes', …) never contradict.
  * A candidate marked `reinforceable: false` is never a duplicate target: reinforcing it would attach
@@ -65,7 +66,11 @@ const basePredicate = (p: string): string =>
     .replace(/\b(not|no longer|never)\s*/g, '')
     .trim();
 
-export function classify(s: RelateStatement, candidates: readonly RelateCandidate[]): RelateDecision {
+export function classify(
+  s: RelateStatement,
+  candidates: readonly RelateCandidate[],
+  th: Pick<CosineThresholds, 'duplicate' | 'extends'>,
+): RelateDecision {
   const live = candidates.filter(
     (c) => c.status === 'ACTIVE' || c.status === 'CONTESTED' || c.status === 'CANDIDATE',
   );
@@ -82,7 +87,7 @@ export function classify(s: RelateStatement, candidates: readonly RelateCandidat
     // "uses Postgres 14" vs "uses Postgres 16", or "is" vs "is not", are left to the rules below.
     const differs =
       sameSP(c) && (norm(c.object) !== norm(s.object) || negated(c.predicate) !== negated(s.predicate));
-    if (sameText || sameTriple || ((c.cosine ?? 0) >= 0.97 && !differs)) {
+    if (sameText || sameTriple || ((c.cosine ?? 0) >= th.duplicate && !differs)) {
       const why = sameText
         ? 'same wording'
         : sameTriple
@@ -116,7 +121,7 @@ export function classify(s: RelateStatement, candidates: readonly RelateCandidat
     }
   }
   for (const c of ranked) {
-    if (norm(c.subject) === norm(s.subject) && (c.cosine ?? 0) >= 0.85 && c.status !== 'CANDIDATE') {
+    if (norm(c.subject) === norm(s.subject) && (c.cosine ?? 0) >= th.extends && c.status !== 'CANDIDATE') {
       return {
         kind: 'EXTENDS',
         target: c.id,

@@ -11,6 +11,7 @@ import {
 } from '../../src/domain/fold.ts';
 import type { Sensitivity } from '../../src/domain/model.ts';
 import type { Principal } from '../../src/domain/principal.ts';
+import { MINILM_THRESHOLDS } from '../../src/domain/similarity.ts';
 import { classify } from '../../src/ingest/relate.ts';
 import { namesSubject, phrases, rankLexical, subjectWords, terms } from '../../src/recall/lexical.ts';
 import { searchKeys, stems } from '../../src/domain/lexical-terms.ts';
@@ -286,8 +287,8 @@ describe('issue #9: what a relation may change (readableWherever, fold, relate)'
   it('relate: a record the new statement may not reinforce is never its duplicate target', () => {
     const s = { subject: 'checkout', predicate: 'uses', object: 'redis', text: 'Checkout uses Redis.' };
     const c = { id: 'r1', ...s, status: 'ACTIVE' as const, cosine: 1 };
-    expect(classify(s, [c]).kind).toBe('DUPLICATE');
-    expect(classify(s, [{ ...c, reinforceable: false }]).kind).not.toBe('DUPLICATE');
+    expect(classify(s, [c], MINILM_THRESHOLDS).kind).toBe('DUPLICATE');
+    expect(classify(s, [{ ...c, reinforceable: false }], MINILM_THRESHOLDS).kind).not.toBe('DUPLICATE');
   });
 });
 

