@@ -17,13 +17,12 @@
 //                                                            steward checks once and print the scorecard and
 //                                                            open findings per conversation and for `locomo`
 // The scoring is src/eval/locomo.ts, shared with `muninn eval --locomo FILE`.
-import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { benchConfig } from './support.ts';
+import { benchConfig, readLocomoDev } from './support.ts';
 import { createBaselineEmbedder, startMuninn } from '../../src/main.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
-import { locomoNamespace, parseLocomo, type LocomoSet } from '../../src/ingest/locomo.ts';
+import { locomoNamespace, type LocomoSet } from '../../src/ingest/locomo.ts';
 import { formatLocomo, policyPart, runLocomo, type LocomoPorts } from '../../src/eval/locomo.ts';
 import { formatWeightSearch, searchWeights } from '../../src/eval/locomo-weights.ts';
 import type { SignalBreakdown } from '../../src/recall/fuse.ts';
@@ -46,12 +45,7 @@ const only = list(opt.conversations ?? process.env['LOCOMO_CONVERSATIONS']);
 const recipes = list(opt.recipes ?? process.env['LOCOMO_RECIPES']) ?? ['bm25', 'vector', 'hybrid'];
 const reuse = opt.tenant ?? process.env['LOCOMO_TENANT'];
 
-// ../shared/eval/locomo/ beside the checkout (a worktree may sit one level deeper): the nearest one up.
-const file = [1, 2, 3, 4]
-  .map((up) => new URL(`${'../'.repeat(up + 1)}shared/eval/locomo/locomo-dev.json`, import.meta.url))
-  .find((u) => existsSync(u));
-if (!file) throw new Error('locomo-dev.json not found in ../shared/eval/locomo/');
-const full = parseLocomo(JSON.parse(readFileSync(file, 'utf8')));
+const full = readLocomoDev();
 
 const config = await benchConfig('eval-locomo');
 const m = await startMuninn(config, silentLogger);

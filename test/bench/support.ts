@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { load, type Config } from '../../src/config/index.ts';
 import { ensureDevKeys } from '../../src/adapters/auth/dev-keys.ts';
+import { parseLocomo, type LocomoSet } from '../../src/ingest/locomo.ts';
 
 /**
  * A benchmark's config: the servers from the environment, its own topic, group and state dir (dev keys),
@@ -29,4 +30,13 @@ export async function benchConfig(name: string, env: Record<string, string> = {}
     MUNINN_AWAIT_TIMEOUT_MS: '120000',
     ...env,
   });
+}
+
+/** The LoCoMo development split from ../shared/eval/locomo/ beside the checkout (a worktree may sit deeper). */
+export function readLocomoDev(): LocomoSet {
+  const file = [1, 2, 3, 4]
+    .map((up) => new URL(`${'../'.repeat(up + 1)}shared/eval/locomo/locomo-dev.json`, import.meta.url))
+    .find((u) => existsSync(u));
+  if (!file) throw new Error('locomo-dev.json not found in ../shared/eval/locomo/');
+  return parseLocomo(JSON.parse(readFileSync(file, 'utf8')));
 }
