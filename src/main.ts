@@ -198,8 +198,12 @@ export async function buildServices(
   telemetry: Telemetry = noTelemetry,
 ) {
   const admission = await loadAdmissionPolicy(config.policyFile);
-  // One model call per batch of concurrent requests (adapters/embedders/batching.ts).
-  const embedder = new BatchingEmbedder(measuredEmbedder(await createEmbedder(config), telemetry));
+  // One model call per batch of concurrent requests (adapters/embedders/batching.ts). Recall embeds its
+  // query alone when the model's vectors move with their batch-mates: the same question must rank the same
+  // records whoever else is asking. Writes keep the batch: their vectors are recorded in their events.
+  const measured = measuredEmbedder(await createEmbedder(config), telemetry);
+  const embedder = new BatchingEmbedder(measured);
+  const queryEmbedder = measured.batchInvariant === false ? measured : embedder;
   const policy = referencePolicy(store.lookups, config.access);
   const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
   // Production refuses to start without MUNINN_FINGERPRINT_KEY (config); elsewhere a persisted dev key.
@@ -231,7 +235,7 @@ export async function buildServices(
   const recall = new RecallService({
     store: store.arms,
     policy,
-    embedder,
+    embedder: queryEmbedder,
     clock: systemClock,
     ids: { uuid: randomUUID },
     logger,

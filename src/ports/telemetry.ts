@@ -30,6 +30,7 @@ export function measuredEmbedder(e: Closable, t: Telemetry): Closable {
   return {
     modelId: e.modelId,
     dimensions: e.dimensions,
+    ...(e.batchInvariant === undefined ? {} : { batchInvariant: e.batchInvariant }),
     async embed(texts) {
       const t0 = performance.now();
       try {

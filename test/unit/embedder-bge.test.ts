@@ -54,5 +54,9 @@ describe('ONNX bge-small-en-v1.5', () => {
     expect(Array.from(again!)).toEqual(Array.from(alone!));
     const [, mated] = await bge.embed(['A much longer sentence '.repeat(20), text]);
     expect(cosine(alone!, mated!)).toBeGreaterThan(0.99);
+    expect(Array.from(mated!)).not.toEqual(Array.from(alone!));
+    // and it says so: recall then embeds each query alone (main.ts), so a ranking never depends on who
+    // else was asking at the same moment
+    expect(bge.batchInvariant).toBe(false);
   });
 });

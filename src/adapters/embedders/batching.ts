@@ -36,6 +36,10 @@ export class BatchingEmbedder implements Closable {
     return this.inner.dimensions;
   }
 
+  get batchInvariant(): boolean | undefined {
+    return this.inner.batchInvariant;
+  }
+
   embed(texts: readonly string[]): Promise<Float32Array[]> {
     if (texts.length === 0) return Promise.resolve([]);
     return new Promise((resolve, reject) => {

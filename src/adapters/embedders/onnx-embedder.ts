@@ -231,9 +231,18 @@ export async function createOnnxEmbedder(
     return vectors;
   }
 
+  // Whether a text's vector stays put when a longer batch-mate joins it (padding masked out): exactly so
+  // for all-MiniLM-L6-v2; bge's int8 export quantizes activations per batch, and its vectors move.
+  const probe = tokenizer.encode('muninn probe: the ledger is the source of truth.');
+  const mate = tokenizer.encode('a longer batch-mate, '.repeat(12));
+  const [alone] = await serialized(() => runChunk([probe]));
+  const [, mated] = await serialized(() => runChunk([mate, probe]));
+  const batchInvariant = alone!.every((x, i) => Math.abs(x - mated![i]!) < 1e-5);
+
   return {
     modelId,
     dimensions,
+    batchInvariant,
     info: { modelDir, onnxSha256, source, model, pooling },
     async embed(texts: readonly string[]): Promise<Float32Array[]> {
       if (closed) throw new Error('embedder is closed');
