@@ -32,6 +32,7 @@ import { createChatExtractor } from './adapters/extractors/openai-chat.ts';
 import { RecordsService } from './records/service.ts';
 import { AnalyticsService } from './records/analytics.ts';
 import { StewardshipService } from './records/stewardship.ts';
+import { checkEmbeddingModels } from './model-check.ts';
 import { Neo4jStewardReads } from './adapters/neo4j/steward.ts';
 import { Neo4jAnalytics, reviewQueueDepth } from './adapters/neo4j/analytics.ts';
 import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapters/metrics/prometheus.ts';
@@ -204,6 +205,8 @@ export async function buildServices(
   const measured = measuredEmbedder(await createEmbedder(config), telemetry);
   const embedder = new BatchingEmbedder(measured);
   const queryEmbedder = measured.batchInvariant === false ? measured : embedder;
+  // In the background: a label scan must not hold up the start, and a failure only loses the warning.
+  checkEmbeddingModels(store.admin, embedder.modelId, logger).catch(() => undefined);
   const policy = referencePolicy(store.lookups, config.access);
   const handleKey = config.handleKey ?? randomBytes(32).toString('hex');
   // Production refuses to start without MUNINN_FINGERPRINT_KEY (config); elsewhere a persisted dev key.

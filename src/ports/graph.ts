@@ -361,6 +361,12 @@ export interface IngestLookups extends Pick<RecordReads, 'record' | 'findEntity'
   grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]>;
 }
 
+export interface EmbeddingModelCount {
+  readonly modelId: string;
+  readonly records: number;
+  readonly entities: number;
+}
+
 /** Operating the database: migrations, health, the test-database mark, the state hash, wipe and close. Only the composition root, the CLI and a rebuild hold it. */
 export interface GraphAdmin {
   migrate(): Promise<{ applied: string[] }>;
@@ -369,6 +375,11 @@ export interface GraphAdmin {
   /** Whether an operator marked this database as a test database (golden-set seeding requires it). */
   isTestDatabase(): Promise<boolean>;
   markTestDatabase(marked: boolean): Promise<void>;
+  /**
+   * How many records and entities each embedding model embedded (of one tenant, or of all): vectors of
+   * another model than the running one are invisible to vector search until they are embedded again.
+   */
+  embeddingModels(tenant?: string): Promise<EmbeddingModelCount[]>;
   /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
   stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */

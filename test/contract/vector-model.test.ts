@@ -107,4 +107,11 @@ describe('vectors are compared only within one embedding model', () => {
     const [same] = await graph.lookups.entityFacts(scope, [{ ...probe, modelId: OLD }]);
     expect(same!.nearest?.id).toBe('e-old');
   });
+
+  it('embeddingModels counts what each model embedded, so a model switch can be seen before it bites', async () => {
+    expect(await graph.admin.embeddingModels(tenant)).toEqual([
+      { modelId: OLD, records: 1, entities: 1 },
+      { modelId: NEW, records: 1, entities: 0 },
+    ]);
+  });
 });

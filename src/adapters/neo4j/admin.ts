@@ -1,5 +1,5 @@
 import { canonicalJson, sha256Hex } from '../../domain/canonical.ts';
-import type { GraphAdmin } from '../../ports/graph.ts';
+import type { EmbeddingModelCount, GraphAdmin } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
 import { withMigrationLock } from './migration-lock.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
@@ -67,6 +67,29 @@ export class Neo4jGraphAdmin implements GraphAdmin {
       'marker.mark',
       marked ? 'MERGE (m:TestDatabase {id: 1})' : 'MATCH (m:TestDatabase {id: 1}) DELETE m',
     );
+  }
+
+  async embeddingModels(tenant?: string): Promise<EmbeddingModelCount[]> {
+    const res = await this.db.read(
+      'admin.embeddingModels',
+      `CALL () {
+         MATCH (n:Record) WHERE n.embeddingModel IS NOT NULL AND ($tenant IS NULL OR n.tenant = $tenant)
+         RETURN n.embeddingModel AS model, 'records' AS kind, count(*) AS c
+         UNION ALL
+         MATCH (n:Entity) WHERE n.embeddingModel IS NOT NULL AND ($tenant IS NULL OR n.tenant = $tenant)
+         RETURN n.embeddingModel AS model, 'entities' AS kind, count(*) AS c
+       }
+       RETURN model, kind, c ORDER BY model`,
+      { tenant: tenant ?? null },
+    );
+    const by = new Map<string, { modelId: string; records: number; entities: number }>();
+    for (const r of res.records) {
+      const modelId = String(r.get('model'));
+      const row = by.get(modelId) ?? { modelId, records: 0, entities: 0 };
+      row[r.get('kind') as 'records' | 'entities'] = Number(r.get('c'));
+      by.set(modelId, row);
+    }
+    return [...by.values()];
   }
 
   async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {

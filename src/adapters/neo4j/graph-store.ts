@@ -82,6 +82,7 @@ export class Neo4jGraphStore implements GraphStore {
   ping: GraphStore['ping'] = () => this.admin.ping();
   isTestDatabase: GraphStore['isTestDatabase'] = () => this.admin.isTestDatabase();
   markTestDatabase: GraphStore['markTestDatabase'] = (marked) => this.admin.markTestDatabase(marked);
+  embeddingModels: GraphStore['embeddingModels'] = (tenant) => this.admin.embeddingModels(tenant);
   stateHash: GraphStore['stateHash'] = () => this.admin.stateHash();
   wipe: GraphStore['wipe'] = () => this.admin.wipe();
   close: GraphStore['close'] = () => this.admin.close();
