@@ -1,5 +1,6 @@
 export type LocalModel = 'all-MiniLM-L6-v2' | 'bge-small-en-v1.5';
-export const DEFAULT_MODEL: 'all-MiniLM-L6-v2';
+export const DEFAULT_MODEL: 'bge-small-en-v1.5';
+export const MINILM: 'all-MiniLM-L6-v2';
 export const MODEL_NAMES: LocalModel[];
 export const MODEL_DIR: string;
 export function modelDirOf(model: string): string;

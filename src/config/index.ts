@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NamespacePath, Sensitivities, TenantId, type Sensitivity } from '../domain/model.ts';
 import { DEFAULT_APPROVER_RULES, parseApproverRules, type ApproverRules } from '../domain/review.ts';
+import { MINILM_THRESHOLDS, thresholdsFor } from '../domain/similarity.ts';
 import type { StewardThresholds } from '../domain/stewardship.ts';
 
 /**
@@ -83,7 +84,7 @@ export const ConfigSchema = z
     MUNINN_EMBEDDER: z.enum(['local', 'openai', 'hashing']).default('local'),
     // Which model `scripts/fetch-model.mjs` provisions and the local embedder loads (issue #10); vectors of
     // different models are not comparable, so records keep the modelId they were embedded with.
-    MUNINN_LOCAL_MODEL: z.enum(LOCAL_MODELS).default('all-MiniLM-L6-v2'),
+    MUNINN_LOCAL_MODEL: z.enum(LOCAL_MODELS).default('bge-small-en-v1.5'),
     // Default: .stack/models/<MUNINN_LOCAL_MODEL>.
     MUNINN_MODEL_DIR: z.string().min(1).optional(),
     MUNINN_EMBEDDER_URL: z.url().optional(),
@@ -156,7 +157,8 @@ export const ConfigSchema = z
     MUNINN_STEWARD_TENANTS: csv.pipe(z.array(TenantId)).optional(),
     MUNINN_STEWARD_CONTESTED_DAYS: z.coerce.number().min(0).default(14),
     MUNINN_STEWARD_CANDIDATE_DAYS: z.coerce.number().min(0).default(7),
-    MUNINN_STEWARD_DUPLICATE_COSINE: z.coerce.number().min(0.5).max(1).default(0.97),
+    // Default: the embedding model's own duplicate threshold (domain/similarity.ts).
+    MUNINN_STEWARD_DUPLICATE_COSINE: z.coerce.number().min(0.5).max(1).optional(),
     MUNINN_STEWARD_LOW_UTILITY: z.coerce.number().min(-1).max(1).default(-0.2),
     MUNINN_STEWARD_LOW_UTILITY_VOTES: int(1, 1_000_000).default(3),
   })
@@ -593,7 +595,11 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       thresholds: {
         contestedDays: c.MUNINN_STEWARD_CONTESTED_DAYS,
         candidateDays: c.MUNINN_STEWARD_CANDIDATE_DAYS,
-        duplicateCosine: c.MUNINN_STEWARD_DUPLICATE_COSINE,
+        duplicateCosine:
+          c.MUNINN_STEWARD_DUPLICATE_COSINE ??
+          (c.MUNINN_EMBEDDER === 'local' && !c.MUNINN_MODEL_DIR
+            ? thresholdsFor(c.MUNINN_LOCAL_MODEL).duplicate
+            : MINILM_THRESHOLDS.duplicate),
         lowUtility: c.MUNINN_STEWARD_LOW_UTILITY,
         lowUtilityMinVotes: c.MUNINN_STEWARD_LOW_UTILITY_VOTES,
       },

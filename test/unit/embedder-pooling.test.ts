@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MODEL_NAMES, modelFromEnv } from '../../scripts/fetch-model.mjs';
 import { parseManifest, poolHiddenStates } from '../../src/adapters/embedders/onnx-embedder.ts';
 import { ConfigError, load, LOCAL_MODELS } from '../../src/config/index.ts';
+import { MINILM_THRESHOLDS, thresholdsFor } from '../../src/domain/similarity.ts';
 
 // [batch 2, seq 3, dim 2]. Row 0: all three tokens attended; row 1: the last token is padding.
 const hidden = Float32Array.of(3, 4, 1, 0, 0, 2, 0, 5, 6, 0, 100, 100);
@@ -64,9 +65,9 @@ describe('MUNINN_LOCAL_MODEL', () => {
     return e.kind === 'local' ? e.modelDir : undefined;
   };
 
-  it('defaults to all-MiniLM-L6-v2 and picks the default model directory', () => {
-    expect(modelDir({})).toBe('.stack/models/all-MiniLM-L6-v2');
-    expect(modelDir({ MUNINN_LOCAL_MODEL: 'bge-small-en-v1.5' })).toBe('.stack/models/bge-small-en-v1.5');
+  it('defaults to bge-small-en-v1.5 and picks the default model directory', () => {
+    expect(modelDir({})).toBe('.stack/models/bge-small-en-v1.5');
+    expect(modelDir({ MUNINN_LOCAL_MODEL: 'all-MiniLM-L6-v2' })).toBe('.stack/models/all-MiniLM-L6-v2');
   });
 
   it('MUNINN_MODEL_DIR still overrides; an unknown model is a config error naming the variable', () => {
@@ -75,9 +76,18 @@ describe('MUNINN_LOCAL_MODEL', () => {
     expect(() => load({ ...base, MUNINN_LOCAL_MODEL: 'bge-large' })).toThrow(/MUNINN_LOCAL_MODEL/);
   });
 
+  it("the steward's duplicate threshold is the model's own unless MUNINN_STEWARD_DUPLICATE_COSINE sets it", () => {
+    const dup = (env: Record<string, string>) => load({ ...base, ...env }).steward.thresholds.duplicateCosine;
+    expect(dup({})).toBe(thresholdsFor('bge-small-en-v1.5').duplicate);
+    expect(dup({ MUNINN_LOCAL_MODEL: 'all-MiniLM-L6-v2' })).toBe(MINILM_THRESHOLDS.duplicate);
+    expect(thresholdsFor('bge-small-en-v1.5').duplicate).not.toBe(MINILM_THRESHOLDS.duplicate);
+    expect(dup({ MUNINN_EMBEDDER: 'hashing' })).toBe(MINILM_THRESHOLDS.duplicate);
+    expect(dup({ MUNINN_STEWARD_DUPLICATE_COSINE: '0.9' })).toBe(0.9);
+  });
+
   it('names the same models scripts/fetch-model.mjs provisions, and the script follows the variable', () => {
     expect([...LOCAL_MODELS]).toEqual(MODEL_NAMES);
-    expect(modelFromEnv({})).toBe('all-MiniLM-L6-v2');
+    expect(modelFromEnv({})).toBe('bge-small-en-v1.5');
     expect(modelFromEnv({ MUNINN_LOCAL_MODEL: 'bge-small-en-v1.5' })).toBe('bge-small-en-v1.5');
     expect(() => modelFromEnv({ MUNINN_LOCAL_MODEL: 'bge-large' })).toThrow(/unknown model/);
   });
