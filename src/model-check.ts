@@ -19,7 +19,7 @@ export async function checkEmbeddingModels(
       { modelId, others },
       'the graph holds vectors of another embedding model: vector search, relate and entity resolution do ' +
         'not compare them with this one (set MUNINN_LOCAL_MODEL to the model that embedded them; README, ' +
-        '"Embedding model")',
+        'the "Embed" step of the write path)',
     );
   }
   return others;
