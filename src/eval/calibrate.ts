@@ -9,6 +9,7 @@
  *  - each text's nearest neighbours under either model: related but different, around 0.85;
  *  - random pairs: the unrelated bulk.
  */
+import { dot } from '../ports/embedder.ts';
 
 /** A pair of indices into the text list the pairs were made from. */
 export type Pair = readonly [number, number];
@@ -54,12 +55,6 @@ export function properNames(text: string): string[] {
   for (const m of text.matchAll(/(?<![.!?]\s|^)\b([A-Z][a-z]+(?:\s[A-Z][a-z]+)*)/g)) out.push(m[1]!);
   return out;
 }
-
-const dot = (a: Float32Array, b: Float32Array): number => {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
-};
 
 /** Each of the first `n` vectors with its `k` nearest others among them (unit vectors: cosine = dot). */
 export function neighbourPairs(vectors: readonly Float32Array[], n: number, k: number): Pair[] {

@@ -19,6 +19,7 @@ import {
   type TimeSource,
 } from '../domain/model.ts';
 import { thresholdsFor, type CosineThresholds } from '../domain/similarity.ts';
+import { dot } from '../ports/embedder.ts';
 import type { EntityFacts, RelatedCandidate } from '../ports/graph.ts';
 import { scoreConfidence, sourceTrust } from './assess.ts';
 import { mayMerge } from './entity-match.ts';
@@ -169,7 +170,7 @@ export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
       });
       continue;
     }
-    const produced = propose(input, dr, { vector, confidence, decision, suffix }, facts, resolved);
+    const produced = propose(input, dr, { vector, confidence, decision, suffix, th }, facts, resolved);
     // decidePropose hashes the per-statement command; all events of one command share its hash.
     for (const e of produced) events.push({ ...e, commandHash: input.hash });
     const proposed = produced[produced.length - 1];
@@ -221,6 +222,7 @@ function propose(
     confidence: number;
     decision: Exclude<ReturnType<typeof classify>, { kind: 'DUPLICATE' }>;
     suffix: string;
+    th: CosineThresholds;
   },
   facts: PlanFacts,
   resolvedSoFar: Map<string, Resolution>,
@@ -233,9 +235,7 @@ function propose(
   const entityEmbeddings = new Map<string, EmbeddingCache>();
   for (const ref of dr.about) {
     const key = refKey(ref);
-    const r =
-      resolvedSoFar.get(key) ??
-      resolveEntity(ctx, ref, facts.entities.get(key), thresholdsFor(input.modelId));
+    const r = resolvedSoFar.get(key) ?? resolveEntity(ctx, ref, facts.entities.get(key), d.th);
     resolvedSoFar.set(key, r);
     resolved.push({ ref, existingId: r.existingId, newId: r.newId });
     const name = refName(ref);
@@ -335,10 +335,4 @@ export function resolveEntity(
   if (facts.defaultIdVisible)
     return { ...sameAs, existingId: entityIdFor(ctx.principal.tenant, ref.type, refName(ref)) };
   return { ...sameAs, newId: ctx.newId() };
-}
-
-function dot(a: Float32Array, b: Float32Array): number {
-  let s = 0;
-  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
-  return s;
 }

@@ -21,6 +21,13 @@ export interface Embedder {
   embed(texts: readonly string[]): Promise<Float32Array[]>;
 }
 
+/** The dot product: the cosine of two unit vectors, as every embedder here returns them. */
+export function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
 /** Cosine similarity; 0 when either vector is all zeros. Throws when the lengths differ. */
 export function cosine(a: Float32Array, b: Float32Array): number {
   if (a.length !== b.length) throw new RangeError(`cosine: length ${a.length} ≠ ${b.length}`);

@@ -138,7 +138,7 @@ describe('recall over the whole tenant: the indexed arms (fulltext with scope te
   });
 
   for (const recipe of ['bm25', 'vector', 'hybrid'] as const) {
-    it(`${recipe} through recall: items of this tenant only, and and at least k candidates from the arms`, async () => {
+    it(`${recipe} through recall: items of this tenant only, and at least k candidates from the arms`, async () => {
       const input = {
         query: QUERIES[0],
         recipe,
