@@ -54,6 +54,7 @@ export const ConfigSchema = z
     MUNINN_LEDGER_PARTITIONS: int(1, 1024).default(3),
     MUNINN_PROJECTOR_GROUP: z.string().default('muninn-projector'),
     MUNINN_PROJECTOR_BATCH_MAX: int(1, 100_000).default(2000),
+    MUNINN_RECALL_VECTORS_HELD: int(0, 100_000_000).default(240_000),
     MUNINN_REBUILD_BATCH_MAX: int(1, 100_000).default(10_000),
     MUNINN_PROJECTOR_SESSION_TIMEOUT_MS: int(6000, 300_000).default(30_000),
 
@@ -307,6 +308,8 @@ export interface Config {
     readonly database: string;
     /** TLS trusting this CA's PEM file (a bolt:// or neo4j:// URI); else the URI scheme decides. */
     readonly trustedCaFile: string | undefined;
+    /** The most record vectors recall's vector arm holds in process (0: none; it then scans in Cypher). */
+    readonly vectorsHeld: number;
   };
   readonly kafka: {
     readonly brokers: readonly string[];
@@ -485,6 +488,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       password: c.NEO4J_PASSWORD,
       database: c.NEO4J_DATABASE,
       trustedCaFile: c.NEO4J_TRUSTED_CA_FILE,
+      vectorsHeld: c.MUNINN_RECALL_VECTORS_HELD,
     },
     kafka: {
       brokers: c.KAFKA_BROKERS,

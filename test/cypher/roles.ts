@@ -6,11 +6,11 @@ import type { AnalyticsReads } from '../../src/ports/analytics.ts';
 import type { IngestLookups, RecallArms, RecordReads } from '../../src/ports/graph.ts';
 import { recordingExecutor, type Answers } from './recording-executor.ts';
 
-/** The read roles, each over the same recording executor. */
-export function recordedRoles(answers: Answers = {}) {
+/** The read roles, each over the same recording executor (`vectorsHeld` 0: the vector arm scans in Cypher). */
+export function recordedRoles(answers: Answers = {}, vectorsHeld?: number) {
   const db = recordingExecutor(answers);
   const reads: RecordReads = new Neo4jRecordReads(db);
-  const arms: RecallArms = new Neo4jRecallArms(db);
+  const arms: RecallArms = new Neo4jRecallArms(db, vectorsHeld);
   const lookups: IngestLookups = new Neo4jIngestLookups(db);
   const analytics: AnalyticsReads = new Neo4jAnalytics(db);
   return { db, reads, arms, lookups, analytics };

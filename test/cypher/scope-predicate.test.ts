@@ -45,24 +45,45 @@ const query = { namespace: 'acme/eng', textContains: 'Deploy', predicate: 'uses'
 const small = { 'recall.size': [{ c: 3 }] };
 const large = { 'recall.size': [{ c: 50_000 }] };
 
+/** The vector arm's in-process shards: one namespace's stamp and two of its vectors to rank. */
+const held = {
+  ...small,
+  'recall.vectorStamps': [{ ns: 'acme/eng/web', epoch: 'e1', seq: 4 }],
+  'recall.vectorLoad': [
+    { ns: 'acme/eng/web', id: 'r2', model: 'm1', vector: [0.2, 0.1] },
+    { ns: 'acme/eng/web', id: 'r1', model: 'm1', vector: [0.1, 0.2] },
+  ],
+};
+
 /** Every statement a call sent; each must filter by the scope, and the whole text is snapshotted. */
-async function sentBy(answers: object, call: (r: ReturnType<typeof recordedRoles>) => Promise<unknown>) {
-  const roles = recordedRoles(answers);
+async function sentBy(
+  answers: object,
+  call: (r: ReturnType<typeof recordedRoles>) => Promise<unknown>,
+  vectorsHeld?: number,
+) {
+  const roles = recordedRoles(answers, vectorsHeld);
   await call(roles);
   return roles.db.sent;
 }
 
 /**
  * The arms' size probe only counts the request's records to choose a strategy (an exact scan or an
- * index) and never returns a record: it is bounded by tenant and namespace, not by grants.
+ * index) and never returns a record: it is bounded by tenant and namespace, not by grants. So are the
+ * vector arm's stamp read and vector load: they fill the process's shards, and no id reaches a caller
+ * but through `recall.vectorVisible`, which carries the scope predicate.
  */
 const SIZE_PROBE = 'recall.size';
+const PROBES = [SIZE_PROBE, 'recall.vectorStamps', 'recall.vectorLoad'];
 
 function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'record') {
-  expect(sent.filter((s) => s.op !== SIZE_PROBE).length).toBeGreaterThan(0);
+  expect(sent.filter((s) => !PROBES.includes(s.op)).length).toBeGreaterThan(0);
   for (const s of sent) {
     if (s.op === SIZE_PROBE) {
       expect(s.cypher).toContain('n.tenant = $tenant AND n.namespace IN $chain');
+      continue;
+    }
+    if (PROBES.includes(s.op)) {
+      expect(s.cypher, s.op).toMatch(/\.tenant = \$tenant AND .*\.namespace/);
       continue;
     }
     expect(s.cypher, s.op).toContain(predicate === 'record' ? RECORD_SCOPE : ENTITY_SCOPE);
@@ -135,7 +156,7 @@ const recallArms: Array<[string, object, (r: ReturnType<typeof recordedRoles>) =
   ['lexicalArm small', small, (r) => r.arms.lexicalArm(arm(), 'deploy the web app', 50)],
   ['lexicalArm large', large, (r) => r.arms.lexicalArm(arm(), 'deploy the web app', 50)],
   ['lexicalArm large as of', large, (r) => r.arms.lexicalArm(arm({ knownAt: past }), 'deploy the web', 50)],
-  ['vectorArm small', small, (r) => r.arms.vectorArm(arm(), [0.1, 0.2], 'm1')],
+  ['vectorArm held in process', held, (r) => r.arms.vectorArm(arm(), [0.1, 0.2], 'm1')],
   ['vectorArm large', large, (r) => r.arms.vectorArm(arm({ classes: ['FACT'] }), [0.1, 0.2], 'm1')],
   ['graphArm small', small, (r) => r.arms.graphArm(arm(), ['e1'])],
   ['graphArm large', large, (r) => r.arms.graphArm(arm({ knownAt: past }), ['e1'])],
@@ -180,4 +201,21 @@ describe('the scope predicate of every recall arm', () => {
       expect(snapshot(sent)).toMatchSnapshot();
     });
   }
+  it('vectorArm small with no vectors held (the Cypher scan) filters candidates by the scope before ranking', async () => {
+    const sent = await sentBy(small, (r) => r.arms.vectorArm(arm(), [0.1, 0.2], 'm1'), 0);
+    expectScoped(sent);
+    expect(sent.map((s) => s.op)).toEqual([SIZE_PROBE, 'recall.vectorExact']);
+    expect(snapshot(sent)).toMatchSnapshot();
+  });
+  it('vectorArm held in process sends the ranked ids, nearest first, through the scope predicate', async () => {
+    const sent = await sentBy(held, (r) => r.arms.vectorArm(arm(), [0.1, 0.2], 'm1'));
+    expect(sent.map((s) => s.op)).toEqual([
+      SIZE_PROBE,
+      'recall.vectorStamps',
+      'recall.vectorLoad',
+      'recall.vectorVisible',
+    ]);
+    expect(sent[2]!.params['loads']).toEqual([{ ns: 'acme/eng/web', since: -1 }]);
+    expect(sent[3]!.params['ids']).toEqual(['r1', 'r2']);
+  });
 });

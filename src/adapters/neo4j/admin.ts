@@ -9,6 +9,15 @@ import { scopeTerms } from './scope.ts';
 const NODE_KEY = (v: string) =>
   `coalesce(${v}.id, ${v}.recordId + '#' + toString(${v}.version), ${v}.episodeId + '#' + toString(${v}.index))`;
 
+/**
+ * A node's properties as domain state: a record's `stamp` is projection bookkeeping (which transaction
+ * wrote it last, for scope-vectors.ts), so a rebuild that batches differently still hashes the same.
+ */
+function domainProps(p: Record<string, unknown>): Record<string, unknown> {
+  const { stamp: _stamp, ...rest } = p;
+  return rest;
+}
+
 /** Operating the database: migrations, health, the test-database mark, the state hash, wipe and close. */
 export class Neo4jGraphAdmin implements GraphAdmin {
   constructor(private readonly db: Executor) {}
@@ -111,7 +120,9 @@ export class Neo4jGraphAdmin implements GraphAdmin {
               labels(b) AS lb, b.tenant AS tb, ${NODE_KEY('b')} AS kb`,
     );
     const lines = [
-      ...nodes.records.map((r) => 'N' + canonicalJson({ l: [...r.get('l')].sort(), p: r.get('p') })),
+      ...nodes.records.map(
+        (r) => 'N' + canonicalJson({ l: [...r.get('l')].sort(), p: domainProps(r.get('p')) }),
+      ),
       ...rels.records.map(
         (r) =>
           'R' +
@@ -135,7 +146,7 @@ export class Neo4jGraphAdmin implements GraphAdmin {
       const res = await this.db.write(
         'state.wipe',
         `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Checkpoint OR n:Episode OR n:Chunk
-           OR n:Grant OR n:Hold OR n:Finding
+           OR n:Grant OR n:Hold OR n:Finding OR n:ScopeStamp
          WITH n LIMIT 10000 DETACH DELETE n RETURN count(*) AS c`,
       );
       if (Number(res.records[0]?.get('c') ?? 0) === 0) return;

@@ -25,10 +25,14 @@ export class Neo4jGraphStore implements GraphStore {
   readonly lookups: IngestLookups;
   readonly admin: GraphAdmin;
 
-  constructor(readonly db: CypherExecutor) {
+  /** `vectorsHeld`: the most record vectors recall keeps in process (MUNINN_RECALL_VECTORS_HELD). */
+  constructor(
+    readonly db: CypherExecutor,
+    opts: { vectorsHeld?: number } = {},
+  ) {
     this.projector = new Neo4jProjectionStore(db);
     this.reads = new Neo4jRecordReads(db);
-    this.arms = new Neo4jRecallArms(db);
+    this.arms = new Neo4jRecallArms(db, opts.vectorsHeld);
     this.lookups = new Neo4jIngestLookups(db);
     this.admin = new Neo4jGraphAdmin(db);
   }

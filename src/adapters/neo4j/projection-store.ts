@@ -32,6 +32,9 @@ export const LOAD_RECORDS = `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant
                      RETURN {type: type(r), target: t.id, kind: CASE WHEN t:Entity THEN 'ENTITY' ELSE 'RECORD' END,
                              props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`;
 
+/** A namespace of a tenant, as a map key. */
+const key = (tenant: string, namespace: string) => `${tenant}\u0000${namespace}`;
+
 /** The only writer of the graph: one write transaction per batch (the projector, a rebuild), and the checkpoints. */
 export class Neo4jProjectionStore implements ProjectionStore {
   constructor(private readonly db: Executor) {}
@@ -182,8 +185,37 @@ class Neo4jProjectionTx implements ProjectionTx {
     );
   }
 
+  /**
+   * Bump the stamp of each namespace the batch writes records in (sorted, so two transactions lock them in
+   * the same order) and return the new numbers: the records written get theirs (scope-vectors.ts).
+   */
+  private async stampScopes(records: readonly RecordState[]): Promise<Map<string, number>> {
+    const scopes = [...new Map(records.map((r) => [key(r.tenant, r.namespace), r])).entries()]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, r]) => ({ tenant: r.tenant, namespace: r.namespace }));
+    const res = await this.tx.run(
+      `UNWIND $scopes AS s
+         MERGE (st:ScopeStamp {tenant: s.tenant, namespace: s.namespace})
+         ON CREATE SET st.epoch = randomUUID(), st.seq = 0
+         SET st.seq = st.seq + 1
+         RETURN st.tenant AS tenant, st.namespace AS namespace, st.seq AS seq`,
+      { scopes },
+    );
+    return new Map(
+      res.records.map((r) => [
+        key(String(r.get('tenant')), String(r.get('namespace'))),
+        Number(r.get('seq')),
+      ]),
+    );
+  }
+
   /** Records with their revisions, ABOUT and DERIVED_FROM edges, then their typed relations. */
   private async writeRecords(records: readonly RecordState[]): Promise<void> {
+    const stamps = await this.stampScopes(records);
+    const rows = records.map((r) => {
+      const row = recordRow(r);
+      return { ...row, props: { ...row.props, stamp: stamps.get(key(r.tenant, r.namespace)) } };
+    });
     await this.tx.run(
       `UNWIND $rows AS r
          MERGE (n:Record {tenant: r.tenant, id: r.id})
@@ -202,7 +234,7 @@ class Neo4jProjectionTx implements ProjectionTx {
          WITH n, r WHERE r.props.episodeId IS NOT NULL
          MATCH (ep:Episode {tenant: r.tenant, id: r.props.episodeId})
          MERGE (n)-[:DERIVED_FROM]->(ep)`,
-      { rows: records.map(recordRow) },
+      { rows },
     );
     // Record → record derivation (propose's derivedFrom): the taint walk of a rollback follows these.
     const derived = records.flatMap((r) =>

@@ -6,6 +6,7 @@ import { relType, type Executor } from './executor.ts';
 import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { Recent } from './recent.ts';
+import { ScopeVectors } from './scope-vectors.ts';
 import { SubtreeSizes } from './subtree-size.ts';
 import {
   ARM_WHERE,
@@ -38,9 +39,16 @@ function annKey(q: ArmQuery, modelId: string): string {
 export class Neo4jRecallArms implements RecallArms {
   private readonly reads: Neo4jRecordReads;
 
-  constructor(private readonly db: Executor) {
+  private readonly memory: ScopeVectors;
+
+  /** `vectorsHeld`: the most record vectors the vector arm keeps in process (0: none, Cypher scans only). */
+  constructor(
+    private readonly db: Executor,
+    vectorsHeld = ScopeVectors.MAX_SCOPE * 8,
+  ) {
     this.reads = new Neo4jRecordReads(db);
     this.sizes = new SubtreeSizes(db);
+    this.memory = new ScopeVectors(db, vectorsHeld);
   }
 
   findEntity: RecallArms['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
@@ -48,10 +56,10 @@ export class Neo4jRecallArms implements RecallArms {
     this.reads.recordsByIds(scope, ids, knownAt);
 
   /** At or below this many records under the request, the arms scan them exactly. */
-  static readonly EXACT_BELOW = SubtreeSizes.CAP - 1;
+  static readonly EXACT_BELOW = 2000;
   private readonly sizes: SubtreeSizes;
 
-  /** How many records the request covers, counted up to EXACT_BELOW + 1 (see SubtreeSizes). */
+  /** How many records the request covers, counted up to SubtreeSizes.CAP (past every bound here). */
   private subtreeSize(q: ArmQuery): Promise<number> {
     return this.sizes.of(q.scope.tenant, q.namespace);
   }
@@ -133,8 +141,9 @@ export class Neo4jRecallArms implements RecallArms {
   static readonly ANN_FETCH_MAX = 10_000;
 
   async vectorArm(q: ArmQuery, vector: readonly number[], modelId: string): Promise<string[]> {
-    // A small request scope is scored exactly through the namespace index (the ANN index cannot fill k
-    // there: its nearest neighbours are elsewhere). A large one asks the ANN index for 4k neighbours (its
+    // A request scope of up to ScopeVectors.MAX_SCOPE records is ranked from its vectors held in process
+    // (scope-vectors.ts). Without those, a small one is scored exactly through the namespace index (the
+    // ANN index cannot fill k there: its nearest neighbours are elsewhere). A larger one asks the ANN index for 4k neighbours (its
     // cost grows with the fetch: a whole tenant fills k from them); when fewer than k of them are visible,
     // once more with twice the fetch that share says fills k, and only then the exact scan.
     // Only records embedded by the query's model: another model's cosine would rank noise.
@@ -150,7 +159,9 @@ export class Neo4jRecallArms implements RecallArms {
           params,
         )
       ).records.map((r) => String(r.get('id')));
-    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW) return exact();
+    const size = await this.subtreeSize(q);
+    if (this.memory.covers(size)) return this.memory.nearest(q, vector, modelId);
+    if (size <= Neo4jRecallArms.EXACT_BELOW) return exact();
     const key = annKey(q, modelId);
     let fetch = this.annFetch(key, q.k);
     for (let attempt = 0; attempt < 2 && fetch <= Neo4jRecallArms.ANN_FETCH_MAX; attempt++) {

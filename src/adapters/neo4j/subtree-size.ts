@@ -11,8 +11,8 @@ import { SUBTREE } from './scope.ts';
  * it never returns a record.
  */
 export class SubtreeSizes {
-  /** Counted up to here: past it, every caller takes its indexed path. */
-  static readonly CAP = 2001;
+  /** Counted up to here: past it, every caller takes its indexed path (the largest bound any caller compares with, plus one). */
+  static readonly CAP = 30_001;
   /** How long a namespace's count is reused. */
   static readonly TTL_MS = 30_000;
   private readonly sizes = new Recent<Promise<number>>(SubtreeSizes.TTL_MS);

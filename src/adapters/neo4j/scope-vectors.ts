@@ -1,0 +1,150 @@
+import { namespaceChain } from '../../domain/model.ts';
+import type { ArmQuery } from '../../ports/graph.ts';
+import type { Executor } from './executor.ts';
+import { ARM_WHERE, armParams } from './scope.ts';
+import { rank, Shard, type VectorRow } from './vector-shards.ts';
+
+/*
+ * The vector arm over a request scope of up to MAX_SCOPE records, from vectors held in process.
+ *
+ * Why: Neo4j 5.26's vector index cannot filter. Its nearest neighbours span every tenant and namespace, so
+ * a scope holding a few percent of them needs fetches of thousands (~65 ms at 1,000, ~120 at 5,000), and
+ * an exact scan in Cypher reads each record's embedding at 30–60 µs a record. Here the scope's vectors
+ * are scored in memory (~0.75 µs a 384-d vector on this machine) and only the best ids go back to Neo4j,
+ * which keeps the one entitlement filter (ARM_WHERE) and the one source of truth.
+ *
+ * Freshness: the projection stamps each namespace it writes (a ScopeStamp node per tenant and namespace:
+ * a random epoch when created, a sequence number bumped in every projection transaction that writes its
+ * records, under that node's write lock) and each record it writes with its namespace's new number. A
+ * recall reads the stamps of its scope's namespaces first (one indexed read), then loads what changed
+ * since the shard it holds: records stamped later, or the whole namespace when the epoch differs (a wiped
+ * and rebuilt graph). So a recall sees every record committed before it started, as a Cypher scan would.
+ * Erasure writes the record without its embedding, and the next recall in its namespace drops the vector.
+ *
+ * Bounded by MUNINN_RECALL_VECTORS_HELD: the least recently used shards go first.
+ */
+export class ScopeVectors {
+  /** Scopes up to this many records are ranked here: 30k vectors score in ~23 ms, under one ANN call at fetch 200. */
+  static readonly MAX_SCOPE = 30_000;
+  private readonly shards = new Map<string, Shard>();
+  private held = 0;
+  private loading: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly db: Executor,
+    /** Most vectors held at once across shards; 0 turns the arm off. */
+    readonly maxHeld: number,
+  ) {}
+
+  /** Whether a scope of `size` records is ranked here. */
+  covers(size: number): boolean {
+    return size <= Math.min(ScopeVectors.MAX_SCOPE, this.maxHeld);
+  }
+
+  /** The request's visible records of `modelId`, nearest first, at most k (entitlement checked by Neo4j). */
+  async nearest(q: ArmQuery, vector: readonly number[], modelId: string): Promise<string[]> {
+    const shards = await this.sync(q);
+    const ranked = rank(shards, modelId, vector);
+    const visible: string[] = [];
+    // Only a window of the ranking is checked at a time; it grows when too few in it are visible.
+    for (let from = 0, window = Math.max(4 * q.k, 64); from < ranked.length; from += window, window *= 8) {
+      const ids = ranked.slice(from, from + window);
+      const res = await this.db.read(
+        'recall.vectorVisible',
+        `UNWIND range(0, size($ids) - 1) AS i
+         MATCH (n:Record {tenant: $tenant, id: $ids[i]}) WHERE ${ARM_WHERE}
+         RETURN n.id AS id ORDER BY i LIMIT toInteger($k)`,
+        { ...armParams(q), ids, k: q.k - visible.length },
+      );
+      visible.push(...res.records.map((r) => String(r.get('id'))));
+      if (visible.length >= q.k) break;
+    }
+    return visible;
+  }
+
+  /** The scope's shards, each brought up to its namespace's stamp. */
+  private async sync(q: ArmQuery): Promise<Shard[]> {
+    const res = await this.db.read(
+      'recall.vectorStamps',
+      `MATCH (st:ScopeStamp) WHERE st.tenant = $tenant AND (st.namespace IN $chain OR st.namespace STARTS WITH $ns + '/')
+       RETURN st.namespace AS ns, st.epoch AS epoch, st.seq AS seq`,
+      { tenant: q.scope.tenant, ns: q.namespace, chain: namespaceChain(q.namespace) },
+    );
+    const stamps = res.records.map((r) => ({
+      key: `${q.scope.tenant}\u0000${String(r.get('ns'))}`,
+      ns: String(r.get('ns')),
+      epoch: String(r.get('epoch')),
+      seq: Number(r.get('seq')),
+    }));
+    const stale = () => stamps.filter((s) => !this.current(s.key, s.epoch, s.seq));
+    if (stale().length > 0) {
+      // One load at a time: a shard is read once however many recalls find it stale together.
+      const load = this.loading.then(() => this.load(q.scope.tenant, stale()));
+      this.loading = load.catch(() => undefined);
+      await load;
+    }
+    const shards = stamps.map((s) => this.shards.get(s.key)).filter((s): s is Shard => s !== undefined);
+    for (const s of stamps) this.touch(s.key);
+    this.evict(new Set(stamps.map((s) => s.key)));
+    return shards;
+  }
+
+  private current(key: string, epoch: string, seq: number): boolean {
+    const s = this.shards.get(key);
+    return s !== undefined && s.epoch === epoch && s.seq >= seq;
+  }
+
+  private async load(
+    tenant: string,
+    stale: ReadonlyArray<{ key: string; ns: string; epoch: string; seq: number }>,
+  ): Promise<void> {
+    if (stale.length === 0) return;
+    const since = (s: (typeof stale)[number]) => {
+      const held = this.shards.get(s.key);
+      return held && held.epoch === s.epoch ? held.seq : -1;
+    };
+    const loads = stale.map((s) => ({ ns: s.ns, since: since(s) }));
+    const res = await this.db.read(
+      'recall.vectorLoad',
+      `UNWIND $loads AS l
+       MATCH (n:Record) USING INDEX n:Record(tenant, namespace, stamp)
+       WHERE n.tenant = $tenant AND n.namespace = l.ns AND n.stamp > l.since
+       RETURN l.ns AS ns, n.id AS id, n.embeddingModel AS model, n.embedding AS vector`,
+      { tenant, loads },
+    );
+    const rows = new Map<string, VectorRow[]>();
+    for (const r of res.records) {
+      const ns = String(r.get('ns'));
+      const list = rows.get(ns) ?? [];
+      list.push({ id: String(r.get('id')), model: r.get('model'), vector: r.get('vector') });
+      rows.set(ns, list);
+    }
+    for (const s of stale) {
+      const held = this.shards.get(s.key);
+      const shard = held && held.epoch === s.epoch ? held : new Shard(s.epoch, -1);
+      this.held -= held?.size ?? 0;
+      shard.apply(rows.get(s.ns) ?? []);
+      // The stamp read before the load: anything committed since is loaded again next time (idempotent).
+      shard.seq = Math.max(shard.seq, s.seq);
+      this.shards.set(s.key, shard);
+      this.held += shard.size;
+    }
+  }
+
+  private touch(key: string): void {
+    const s = this.shards.get(key);
+    if (!s) return;
+    this.shards.delete(key);
+    this.shards.set(key, s);
+  }
+
+  /** Drop the least recently used shards, never one of `keep`, until at most maxHeld vectors remain. */
+  private evict(keep: ReadonlySet<string>): void {
+    for (const [key, s] of this.shards) {
+      if (this.held <= this.maxHeld) return;
+      if (keep.has(key)) continue;
+      this.shards.delete(key);
+      this.held -= s.size;
+    }
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Nearest vectors of one request scope, held in process. Pure: the Neo4j side (which namespaces changed,
+ * loading their vectors, filtering by entitlement) is ScopeVectors' (scope-vectors.ts).
+ *
+ * A shard holds one namespace's record vectors by model, unit-normalised so that a dot product is the
+ * cosine, and the projection stamp it was read at. Ranking is by cosine, ties by id — the order
+ * `vector.similarity.cosine … ORDER BY score DESC, id` gives — and one record's score never depends on
+ * another's, so filtering the ranked ids afterwards keeps exactly the order the visible records have.
+ */
+
+/** One record's vector as the graph holds it (embedding null: it has none, or no longer). */
+export interface VectorRow {
+  readonly id: string;
+  readonly model: string | null;
+  readonly vector: readonly number[] | null;
+}
+
+interface Entries {
+  ids: string[];
+  vectors: Float32Array[];
+  at: Map<string, number>;
+}
+
+/** A unit copy of `v` in 32 bits; null when it has no direction. */
+export function unit(v: readonly number[]): Float32Array | null {
+  let norm = 0;
+  for (const x of v) norm += x * x;
+  if (!(norm > 0)) return null;
+  const s = 1 / Math.sqrt(norm);
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i]! * s;
+  return out;
+}
+
+function dot(a: Float32Array, b: Float32Array): number {
+  const n = Math.min(a.length, b.length);
+  let s = 0;
+  let i = 0;
+  for (; i + 3 < n; i += 4)
+    s += a[i]! * b[i]! + a[i + 1]! * b[i + 1]! + a[i + 2]! * b[i + 2]! + a[i + 3]! * b[i + 3]!;
+  for (; i < n; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+export class Shard {
+  private readonly byModel = new Map<string, Entries>();
+  private readonly modelOf = new Map<string, string>();
+
+  constructor(
+    readonly epoch: string,
+    public seq: number,
+  ) {}
+
+  get size(): number {
+    return this.modelOf.size;
+  }
+
+  /** Replace each row's vector (a row without one removes the record). */
+  apply(rows: readonly VectorRow[]): void {
+    for (const r of rows) {
+      this.remove(r.id);
+      const v = r.model && r.vector ? unit(r.vector) : null;
+      if (!v || !r.model) continue;
+      let e = this.byModel.get(r.model);
+      if (!e) this.byModel.set(r.model, (e = { ids: [], vectors: [], at: new Map() }));
+      e.at.set(r.id, e.ids.length);
+      e.ids.push(r.id);
+      e.vectors.push(v);
+      this.modelOf.set(r.id, r.model);
+    }
+  }
+
+  private remove(id: string): void {
+    const model = this.modelOf.get(id);
+    if (model === undefined) return;
+    this.modelOf.delete(id);
+    const e = this.byModel.get(model)!;
+    const i = e.at.get(id)!;
+    const last = e.ids.length - 1;
+    // Swap-remove: the last entry takes the freed slot.
+    e.ids[i] = e.ids[last]!;
+    e.vectors[i] = e.vectors[last]!;
+    e.at.set(e.ids[i]!, i);
+    e.ids.pop();
+    e.vectors.pop();
+    e.at.delete(id);
+  }
+
+  /** Every record of `model` with its cosine to the unit query `q`. */
+  score(model: string, q: Float32Array, into: Scored[]): void {
+    const e = this.byModel.get(model);
+    if (!e) return;
+    for (let i = 0; i < e.ids.length; i++) into.push({ id: e.ids[i]!, score: dot(e.vectors[i]!, q) });
+  }
+}
+
+export interface Scored {
+  readonly id: string;
+  readonly score: number;
+}
+
+/** Best first: higher cosine, then the smaller id. */
+export const byScore = (a: Scored, b: Scored): number =>
+  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/** All shards' records of `model`, best first. */
+export function rank(shards: readonly Shard[], model: string, query: readonly number[]): string[] {
+  const q = unit(query);
+  if (!q) return [];
+  const scored: Scored[] = [];
+  for (const s of shards) s.score(model, q, scored);
+  return scored.sort(byScore).map((s) => s.id);
+}

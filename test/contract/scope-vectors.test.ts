@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
+import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
+import type { RecordState } from '../../src/domain/fold.ts';
+import type { Sensitivity } from '../../src/domain/model.ts';
+import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
+import { testConfig } from '../support/harness.ts';
+import { recordState } from '../support/record-state.ts';
+
+/**
+ * The vector arm's vectors held in process (src/adapters/neo4j/scope-vectors.ts), against a real Neo4j and
+ * beside the Cypher scan it stands in for (a second store holding no vectors): the same ids in the same
+ * order for every caller; what the projection writes after a shard was loaded is seen by the next recall;
+ * a record written without its embedding leaves the ranking; a rebuilt graph (a new epoch) is reloaded.
+ */
+
+let db: CypherExecutor;
+let held: Neo4jGraphStore;
+let scan: Neo4jGraphStore;
+const tenant = `scope-vectors-${randomUUID()}`;
+const topic = `scope-vectors-${randomUUID()}`;
+const t0 = '2026-01-01T00:00:00.000Z';
+const MODEL = 'test-model';
+const dims = 8;
+
+/** A unit vector at angle `a` (radians) from the query's axis, in the plane of the first two axes. */
+const at = (a: number) =>
+  Array.from({ length: dims }, (_, j) => (j === 0 ? Math.cos(a) : j === 1 ? Math.sin(a) : 0));
+const query = at(0);
+
+const rec = (
+  id: string,
+  angle: number,
+  o: { namespace?: string; sensitivity?: Sensitivity } = {},
+): RecordState =>
+  recordState({
+    tenant,
+    id,
+    namespace: o.namespace ?? 'acme/eng',
+    subject: id,
+    text: `note ${id}`,
+    sensitivity: o.sensitivity ?? 'PUBLIC',
+    embedding: { modelId: MODEL, vector: at(angle) },
+  });
+
+let offset = 0n;
+async function project(records: RecordState[]): Promise<void> {
+  await held.projector.projection(async (tx) => {
+    await tx.lockCheckpoint(topic, 0);
+    await tx.write({ records, entities: [], receipts: [], episodes: [], grants: [] });
+    await tx.setCheckpoint(topic, 0, ++offset);
+  });
+}
+
+const everyone: ReadScope = { tenant, grants: [{ root: null, maxSensitivity: 'RESTRICTED' }] };
+const publicOnly: ReadScope = { tenant, grants: [{ root: null, maxSensitivity: 'PUBLIC' }] };
+const arm = (scope: ReadScope, namespace = 'acme', k = 10): ArmQuery => ({
+  scope,
+  namespace,
+  classes: null,
+  validAt: t0,
+  knownAt: null,
+  k,
+});
+
+beforeAll(async () => {
+  const c = testConfig().neo4j;
+  db = CypherExecutor.connect(c.uri, c.user, c.password, c.database);
+  held = new Neo4jGraphStore(db);
+  scan = new Neo4jGraphStore(db, { vectorsHeld: 0 });
+  await held.admin.migrate();
+  // 80 restricted records nearer the query than 20 public ones: a public caller's first window of the
+  // ranking (64 ids) holds none it may see.
+  await project([
+    ...Array.from({ length: 80 }, (_, i) =>
+      rec(`s${String(i).padStart(2, '0')}`, 0.001 * (i + 1), {
+        namespace: 'acme/ops',
+        sensitivity: 'RESTRICTED',
+      }),
+    ),
+    ...Array.from({ length: 20 }, (_, i) => rec(`p${String(i).padStart(2, '0')}`, 0.2 + 0.01 * i)),
+  ]);
+});
+
+afterAll(async () => {
+  await db?.write('contract.cleanup', 'MATCH (n {tenant: $t}) DETACH DELETE n', { t: tenant });
+  await db?.write('contract.cleanup', 'MATCH (c:Checkpoint {topic: $topic}) DELETE c', { topic });
+  await db?.close();
+});
+
+describe('the vector arm ranks from vectors held in process as the Cypher scan does', () => {
+  it('the same ids in the same order for every caller and namespace, invisible records never in the way', async () => {
+    for (const q of [
+      arm(everyone),
+      arm(publicOnly),
+      arm(everyone, 'acme/eng'),
+      arm(publicOnly, 'acme/ops'),
+    ]) {
+      expect(await held.arms.vectorArm(q, query, MODEL)).toEqual(await scan.arms.vectorArm(q, query, MODEL));
+    }
+    expect(await held.arms.vectorArm(arm(publicOnly), query, MODEL)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `p${String(i).padStart(2, '0')}`),
+    );
+    expect(await held.arms.vectorArm(arm(publicOnly, 'acme/ops'), query, MODEL)).toEqual([]);
+  });
+
+  it('a record projected after the shard was loaded is ranked by the next recall', async () => {
+    await held.arms.vectorArm(arm(publicOnly, 'acme/eng', 3), query, MODEL);
+    await project([rec('p-new', 0.1)]);
+    expect(await held.arms.vectorArm(arm(publicOnly, 'acme/eng', 3), query, MODEL)).toEqual([
+      'p-new',
+      'p00',
+      'p01',
+    ]);
+  });
+
+  it('a record written again without its embedding (an erasure) leaves the ranking', async () => {
+    await project([{ ...rec('p-new', 0.1), embedding: null }]);
+    const q = arm(publicOnly, 'acme/eng', 3);
+    expect(await held.arms.vectorArm(q, query, MODEL)).toEqual(['p00', 'p01', 'p02']);
+    expect(await held.arms.vectorArm(q, query, MODEL)).toEqual(await scan.arms.vectorArm(q, query, MODEL));
+  });
+
+  it('a graph wiped and projected again (a new epoch) is loaded afresh, not merged with what was held', async () => {
+    await db.write('contract.wipe', 'MATCH (n {tenant: $t}) DETACH DELETE n', { t: tenant });
+    await project([rec('w1', 0.5), rec('w2', 0.4)]);
+    expect(await held.arms.vectorArm(arm(everyone), query, MODEL)).toEqual(['w2', 'w1']);
+  });
+});

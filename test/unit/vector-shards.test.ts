@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { rank, Shard, unit } from '../../src/adapters/neo4j/vector-shards.ts';
+
+/** The vector arm's in-process ranking (src/adapters/neo4j/vector-shards.ts): pure, no database. */
+const shard = (rows: Array<[string, string | null, number[] | null]>) => {
+  const s = new Shard('e1', 1);
+  s.apply(rows.map(([id, model, vector]) => ({ id, model, vector })));
+  return s;
+};
+
+describe('vector shards rank by cosine as the Cypher scan orders its scores', () => {
+  it('nearest first by cosine, whatever the vectors length, ties by the smaller id', () => {
+    const s = shard([
+      ['b', 'm', [2, 0]],
+      ['c', 'm', [1, 1]],
+      ['a', 'm', [5, 0]],
+      ['d', 'm', [0, 3]],
+    ]);
+    expect(rank([s], 'm', [1, 0])).toEqual(['a', 'b', 'c', 'd']);
+  });
+
+  it("only the query model's vectors are ranked", () => {
+    const s = shard([
+      ['a', 'm1', [1, 0]],
+      ['b', 'm2', [1, 0]],
+    ]);
+    expect(rank([s], 'm2', [1, 0])).toEqual(['b']);
+    expect(rank([s], 'm3', [1, 0])).toEqual([]);
+  });
+
+  it('a row written again replaces the vector, and one without a vector removes the record', () => {
+    const s = shard([
+      ['a', 'm', [1, 0]],
+      ['b', 'm', [0, 1]],
+      ['c', 'm', [1, 1]],
+    ]);
+    s.apply([
+      { id: 'b', model: 'm', vector: [1, 0.01] },
+      { id: 'a', model: null, vector: null },
+    ]);
+    expect(s.size).toBe(2);
+    expect(rank([s], 'm', [1, 0])).toEqual(['b', 'c']);
+    s.apply([{ id: 'c', model: 'm2', vector: [1, 0] }]);
+    expect(rank([s], 'm', [1, 0])).toEqual(['b']);
+    expect(rank([s], 'm2', [1, 0])).toEqual(['c']);
+  });
+
+  it('several shards rank as one list; zero vectors and a zero query rank nothing', () => {
+    const a = shard([['a1', 'm', [1, 0.5]]]);
+    const b = shard([
+      ['b1', 'm', [1, 0]],
+      ['b0', 'm', [0, 0]],
+    ]);
+    expect(rank([a, b], 'm', [1, 0])).toEqual(['b1', 'a1']);
+    expect(b.size).toBe(1);
+    expect(rank([a, b], 'm', [0, 0])).toEqual([]);
+    expect(unit([3, 4])).toEqual(new Float32Array([0.6, 0.8]));
+  });
+});
