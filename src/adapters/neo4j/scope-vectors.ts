@@ -46,8 +46,9 @@ export class ScopeVectors {
     const shards = await this.sync(q);
     const ranked = rank(shards, modelId, vector);
     const visible: string[] = [];
-    // Only a window of the ranking is checked at a time; it grows when too few in it are visible.
-    for (let from = 0, window = Math.max(4 * q.k, 64); from < ranked.length; from += window, window *= 8) {
+    // Only a window of the ranking is checked at a time (twice k: most of a scope's records are visible to
+    // a caller who may recall in it); it grows eightfold while too few in it are visible.
+    for (let from = 0, window = Math.max(2 * q.k, 32); from < ranked.length; from += window, window *= 8) {
       const ids = ranked.slice(from, from + window);
       const res = await this.db.read(
         'recall.vectorVisible',
