@@ -105,6 +105,24 @@ describe('the vector arm ranks from vectors held in process as the Cypher scan d
     expect(await held.arms.vectorArm(arm(publicOnly, 'acme/ops'), query, MODEL)).toEqual([]);
   });
 
+  it("ingest's relate lookup finds the same candidates with the same cosines as the Cypher scan", async () => {
+    const relate = (g: Neo4jGraphStore, scope: ReadScope) =>
+      g.lookups.relateCandidatesMany(
+        scope,
+        'acme',
+        [{ subject: 'nobody', vector: query, modelId: MODEL }],
+        5,
+      );
+    for (const scope of [everyone, publicOnly]) {
+      const [a] = await relate(held, scope);
+      const [b] = await relate(scan, scope);
+      expect(a!.map((c) => [c.id, c.cosine])).toEqual(b!.map((c) => [c.id, c.cosine]));
+      expect(a).toHaveLength(5);
+    }
+    const [pub] = await relate(held, publicOnly);
+    expect(pub!.map((c) => c.id)).toEqual(['p00', 'p01', 'p02', 'p03', 'p04']);
+  });
+
   it('a record projected after the shard was loaded is ranked by the next recall', async () => {
     await held.arms.vectorArm(arm(publicOnly, 'acme/eng', 3), query, MODEL);
     await project([rec('p-new', 0.1)]);

@@ -2,6 +2,7 @@ import { Neo4jAnalytics } from '../../src/adapters/neo4j/analytics.ts';
 import { Neo4jIngestLookups } from '../../src/adapters/neo4j/ingest-lookups.ts';
 import { Neo4jRecallArms } from '../../src/adapters/neo4j/recall-arms.ts';
 import { Neo4jRecordReads } from '../../src/adapters/neo4j/record-reads.ts';
+import { ScopeVectors } from '../../src/adapters/neo4j/scope-vectors.ts';
 import type { AnalyticsReads } from '../../src/ports/analytics.ts';
 import type { IngestLookups, RecallArms, RecordReads } from '../../src/ports/graph.ts';
 import { recordingExecutor, type Answers } from './recording-executor.ts';
@@ -10,8 +11,9 @@ import { recordingExecutor, type Answers } from './recording-executor.ts';
 export function recordedRoles(answers: Answers = {}, vectorsHeld?: number) {
   const db = recordingExecutor(answers);
   const reads: RecordReads = new Neo4jRecordReads(db);
-  const arms: RecallArms = new Neo4jRecallArms(db, vectorsHeld);
-  const lookups: IngestLookups = new Neo4jIngestLookups(db);
+  const memory = new ScopeVectors(db, vectorsHeld ?? ScopeVectors.DEFAULT_HELD);
+  const arms: RecallArms = new Neo4jRecallArms(db, memory);
+  const lookups: IngestLookups = new Neo4jIngestLookups(db, memory);
   const analytics: AnalyticsReads = new Neo4jAnalytics(db);
   return { db, reads, arms, lookups, analytics };
 }

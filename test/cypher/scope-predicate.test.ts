@@ -119,7 +119,7 @@ const recordReads: Array<[string, (r: ReturnType<typeof recordedRoles>) => Promi
   ['relations', (r) => r.reads.relations(scope, 'r1')],
   ['reviewQueue', (r) => r.reads.reviewQueue(scope, 'acme/eng', 10, null)],
   ['recordsByIds', (r) => r.reads.recordsByIds(scope, ['r1', 'r2'], past)],
-  ['relateCandidatesMany small', (r) => relate(r)],
+  ['relateCandidatesMany held in process', (r) => relate(r)],
   ['analytics recordCounts', (r) => r.analytics.recordCounts(scope, query, { knownAt: past })],
   ['analytics linksAmong', (r) => r.analytics.linksAmong(scope, query, {})],
   [
@@ -168,11 +168,17 @@ const recallArms: Array<[string, object, (r: ReturnType<typeof recordedRoles>) =
 describe('the scope predicate of every scoped read', () => {
   for (const [name, call] of recordReads) {
     it(`${name} filters records by the scope`, async () => {
-      const sent = await sentBy({}, call);
+      const sent = await sentBy(name.includes('held') ? held : {}, call);
       expectScoped(sent);
       expect(snapshot(sent)).toMatchSnapshot();
     });
   }
+  it('relateCandidatesMany small with no vectors held (the Cypher scan) filters records by the scope', async () => {
+    const sent = await sentBy(small, relate, 0);
+    expectScoped(sent);
+    expect(sent.map((s) => s.op)).toEqual(['relate.bySubjectMany', SIZE_PROBE, 'relate.byVectorExactMany']);
+    expect(snapshot(sent)).toMatchSnapshot();
+  });
   it('relateCandidatesMany large (the ANN index, then the exact scan where it falls short) filters records by the scope', async () => {
     const sent = await sentBy(large, relate);
     expectScoped(sent);

@@ -12,6 +12,7 @@ import { Neo4jIngestLookups } from './ingest-lookups.ts';
 import { Neo4jProjectionStore } from './projection-store.ts';
 import { Neo4jRecallArms } from './recall-arms.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
+import { ScopeVectors } from './scope-vectors.ts';
 
 /**
  * The graph port by role over one executor: each role object implements exactly its interface, and the
@@ -25,15 +26,17 @@ export class Neo4jGraphStore implements GraphStore {
   readonly lookups: IngestLookups;
   readonly admin: GraphAdmin;
 
-  /** `vectorsHeld`: the most record vectors recall keeps in process (MUNINN_RECALL_VECTORS_HELD). */
+  /** `vectorsHeld`: the most record vectors recall and relate keep in process (MUNINN_RECALL_VECTORS_HELD). */
   constructor(
     readonly db: CypherExecutor,
     opts: { vectorsHeld?: number } = {},
   ) {
+    // One set of vectors held in process for the process's recall and relate (scope-vectors.ts).
+    const memory = new ScopeVectors(db, opts.vectorsHeld ?? ScopeVectors.DEFAULT_HELD);
     this.projector = new Neo4jProjectionStore(db);
     this.reads = new Neo4jRecordReads(db);
-    this.arms = new Neo4jRecallArms(db, opts.vectorsHeld);
-    this.lookups = new Neo4jIngestLookups(db);
+    this.arms = new Neo4jRecallArms(db, memory);
+    this.lookups = new Neo4jIngestLookups(db, memory);
     this.admin = new Neo4jGraphAdmin(db);
   }
 

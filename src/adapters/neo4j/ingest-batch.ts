@@ -5,7 +5,9 @@ import type { EntityFacts, EntityProbe, RelatedCandidate, RelateQuery } from '..
 import type { Executor } from './executor.ts';
 import { toEntity } from './mapping.ts';
 import { entityVisible, IN_CHAIN_OR_SUBTREE, SCOPE_WHERE, scopeParams, SUBTREE } from './scope.ts';
+import type { ScopeVectors } from './scope-vectors.ts';
 import type { SubtreeSizes } from './subtree-size.ts';
+import { rank } from './vector-shards.ts';
 
 /**
  * The write path's lookups for a whole request at once (ingest's "gather" step): one round trip per kind
@@ -25,9 +27,15 @@ const RELATE_RETURN = `RETURN q.i AS i, n.id AS id, n.namespace AS namespace, n.
 /** At or below this many records under the request, relate scores them exactly and skips the ANN index. */
 export const RELATE_EXACT_BELOW = 200;
 
+/** What the relate lookup reads with: the one executor, the request sizes, the vectors held in process. */
+export interface RelateDeps {
+  readonly db: Executor;
+  readonly sizes: SubtreeSizes;
+  readonly memory: ScopeVectors;
+}
+
 export async function relateCandidatesMany(
-  db: Executor,
-  sizes: SubtreeSizes,
+  { db, sizes, memory }: RelateDeps,
   scope: ReadScope,
   namespace: string,
   queries: readonly RelateQuery[],
@@ -53,7 +61,7 @@ export async function relateCandidatesMany(
   );
   const [subjectRows, vectorRows] = await Promise.all([
     bySubject,
-    relateByVector(db, sizes, scope.tenant, namespace, params, withVector, k),
+    relateByVector({ db, sizes, memory }, scope.tenant, namespace, params, withVector, k),
   ]);
   const out = queries.map(() => new Map<string, RelatedCandidate>());
   for (const r of [...subjectRows.records, ...vectorRows]) {
@@ -67,15 +75,16 @@ export async function relateCandidatesMany(
 type VectorQuery = { i: number; vector: number[]; modelId: string };
 
 /**
- * The k nearest relatable records of each query vector. A request covering few records scores them
- * exactly (reading a few hundred vectors is cheaper than an ANN call, and exact). A larger one asks the
- * ANN index, which answers before any WHERE: it over-fetches, and where that leaves fewer than k inside
- * the scope (the entitled set is small next to everything else), that query's records are scored exactly
- * — read through the request's namespace index, never the whole tenant.
+ * The k nearest relatable records of each query vector. A request of up to ScopeVectors.MAX_SCOPE records
+ * is ranked from its vectors held in process, and Neo4j keeps the relatable ones the caller may see, in
+ * that order, with their cosine computed as before (heldByVector). Without those, a request covering few
+ * records scores them exactly (reading a few hundred vectors is cheaper than an ANN call, and exact). A
+ * larger one asks the ANN index, which answers before any WHERE: it over-fetches, and where that leaves
+ * fewer than k inside the scope (the entitled set is small next to everything else), that query's records
+ * are scored exactly — read through the request's namespace index, never the whole tenant.
  */
 async function relateByVector(
-  db: Executor,
-  sizes: SubtreeSizes,
+  { db, sizes, memory }: RelateDeps,
   tenant: string,
   namespace: string,
   params: Record<string, unknown>,
@@ -99,7 +108,9 @@ async function relateByVector(
         { ...params, qs },
       )
     ).records;
-  if ((await sizes.of(tenant, namespace)) <= RELATE_EXACT_BELOW) return exact(withVector);
+  const size = await sizes.of(tenant, namespace);
+  if (memory.covers(size)) return heldByVector(db, memory, tenant, namespace, params, withVector, k);
+  if (size <= RELATE_EXACT_BELOW) return exact(withVector);
   const ann = (
     await db.read(
       'relate.byVectorMany',
@@ -120,6 +131,60 @@ async function relateByVector(
   if (short.length === 0) return ann;
   const shortIds = new Set(short.map((q) => q.i));
   return [...ann.filter((r) => !shortIds.has(Number(r.get('i')))), ...(await exact(short))];
+}
+
+/**
+ * Relate over the vectors held in process: each query's ranking of the request's records, checked by
+ * Neo4j a window at a time (relatable, visible, of the query's model) until k are found or the ranking
+ * ends. The cosine returned is Neo4j's, as the exact scan computes it; only the choice of the k is made
+ * in process.
+ */
+async function heldByVector(
+  db: Executor,
+  memory: ScopeVectors,
+  tenant: string,
+  namespace: string,
+  params: Record<string, unknown>,
+  withVector: readonly VectorQuery[],
+  k: number,
+): Promise<Neo4jRecord[]> {
+  const shards = await memory.shards(tenant, namespace);
+  const ranked = new Map(withVector.map((q) => [q.i, rank(shards, q.modelId, q.vector)]));
+  const found = new Map<number, number>();
+  const rows: Neo4jRecord[] = [];
+  for (let from = 0, window = Math.max(4 * k, 32); ; from += window, window *= 8) {
+    const open = withVector.filter((q) => (found.get(q.i) ?? 0) < k && ranked.get(q.i)!.length > from);
+    if (open.length === 0) return rows;
+    const res = await db.read(
+      'relate.byVectorHeldMany',
+      `UNWIND $qs AS q
+       CALL (q) {
+         UNWIND range(0, size(q.ids) - 1) AS j
+         MATCH (n:Record {tenant: $tenant, id: q.ids[j]})
+         WHERE ${relateWhere()} AND n.embedding IS NOT NULL AND n.embeddingModel = q.modelId
+         WITH n, j ORDER BY j
+         WITH collect(n) AS visible
+         UNWIND visible[0..q.k] AS n
+         RETURN n, vector.similarity.cosine(n.embedding, q.vector) AS score
+       }
+       ${RELATE_RETURN}`,
+      {
+        ...params,
+        qs: open.map((q) => ({
+          i: q.i,
+          vector: q.vector,
+          modelId: q.modelId,
+          ids: ranked.get(q.i)!.slice(from, from + window),
+          k: k - (found.get(q.i) ?? 0),
+        })),
+      },
+    );
+    for (const r of res.records) {
+      const i = Number(r.get('i'));
+      found.set(i, (found.get(i) ?? 0) + 1);
+      rows.push(r);
+    }
+  }
 }
 
 /** A candidate row; a subject match keeps the cosine its vector match found (either may come first). */

@@ -7,6 +7,7 @@ import { Neo4jRecordReads } from './record-reads.ts';
 import { Neo4jRollbackLookups } from './rollback-lookups.ts';
 import { Neo4jStewardReads } from './steward.ts';
 import { Neo4jErasureLookups } from './erasure-lookups.ts';
+import { ScopeVectors } from './scope-vectors.ts';
 import { SubtreeSizes } from './subtree-size.ts';
 
 /** What the write path looks up before it decides: receipts, entity matches, relate candidates, grants. Never writes. */
@@ -17,7 +18,11 @@ export class Neo4jIngestLookups implements IngestLookups {
   private readonly erasure: Neo4jErasureLookups;
   private readonly sizes: SubtreeSizes;
 
-  constructor(private readonly db: Executor) {
+  /** `memory`: the record vectors held in process, shared with recall's vector arm (graph-store.ts). */
+  constructor(
+    private readonly db: Executor,
+    private readonly memory = new ScopeVectors(db, ScopeVectors.DEFAULT_HELD),
+  ) {
     this.sizes = new SubtreeSizes(db);
     this.reads = new Neo4jRecordReads(db);
     this.rollback = new Neo4jRollbackLookups(db);
@@ -35,7 +40,7 @@ export class Neo4jIngestLookups implements IngestLookups {
   record: IngestLookups['record'] = (scope, id, asOf) => this.reads.record(scope, id, asOf);
   /** The gather step's batched lookups (ingest-batch.ts): one round trip per kind for a whole request. */
   relateCandidatesMany: IngestLookups['relateCandidatesMany'] = (scope, ns, queries, k) =>
-    relateCandidatesMany(this.db, this.sizes, scope, ns, queries, k);
+    relateCandidatesMany({ db: this.db, sizes: this.sizes, memory: this.memory }, scope, ns, queries, k);
   entityFacts: IngestLookups['entityFacts'] = (scope, probes) => entityFacts(this.db, scope, probes);
   findEntity: IngestLookups['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
 

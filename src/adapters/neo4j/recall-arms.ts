@@ -39,16 +39,13 @@ function annKey(q: ArmQuery, modelId: string): string {
 export class Neo4jRecallArms implements RecallArms {
   private readonly reads: Neo4jRecordReads;
 
-  private readonly memory: ScopeVectors;
-
-  /** `vectorsHeld`: the most record vectors the vector arm keeps in process (0: none, Cypher scans only). */
+  /** `memory`: the record vectors held in process, shared with ingest's relate lookup (graph-store.ts). */
   constructor(
     private readonly db: Executor,
-    vectorsHeld = ScopeVectors.MAX_SCOPE * 8,
+    private readonly memory = new ScopeVectors(db, ScopeVectors.DEFAULT_HELD),
   ) {
     this.reads = new Neo4jRecordReads(db);
     this.sizes = new SubtreeSizes(db);
-    this.memory = new ScopeVectors(db, vectorsHeld);
   }
 
   findEntity: RecallArms['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);

@@ -26,7 +26,9 @@ import { rank, Shard, type VectorRow } from './vector-shards.ts';
 export class ScopeVectors {
   /** Scopes up to this many records are ranked here: 30k vectors score in ~23 ms, under one ANN call at fetch 200. */
   static readonly MAX_SCOPE = 30_000;
-  private readonly shards = new Map<string, Shard>();
+  /** MUNINN_RECALL_VECTORS_HELD's default: eight scopes of the largest size. */
+  static readonly DEFAULT_HELD = 8 * ScopeVectors.MAX_SCOPE;
+  private readonly byKey = new Map<string, Shard>();
   private held = 0;
   private loading: Promise<unknown> = Promise.resolve();
 
@@ -43,8 +45,7 @@ export class ScopeVectors {
 
   /** The request's visible records of `modelId`, nearest first, at most k (entitlement checked by Neo4j). */
   async nearest(q: ArmQuery, vector: readonly number[], modelId: string): Promise<string[]> {
-    const shards = await this.sync(q);
-    const ranked = rank(shards, modelId, vector);
+    const ranked = rank(await this.shards(q.scope.tenant, q.namespace), modelId, vector);
     const visible: string[] = [];
     // Only a window of the ranking is checked at a time (twice k: most of a scope's records are visible to
     // a caller who may recall in it); it grows eightfold while too few in it are visible.
@@ -63,16 +64,19 @@ export class ScopeVectors {
     return visible;
   }
 
-  /** The scope's shards, each brought up to its namespace's stamp. */
-  private async sync(q: ArmQuery): Promise<Shard[]> {
+  /**
+   * The shards of a request over `namespace` (its ancestors' and its subtree's), each brought up to its
+   * namespace's stamp: every record vector of the request, whoever may see it — rank them, then filter.
+   */
+  async shards(tenant: string, namespace: string): Promise<Shard[]> {
     const res = await this.db.read(
       'recall.vectorStamps',
       `MATCH (st:ScopeStamp) WHERE st.tenant = $tenant AND (st.namespace IN $chain OR st.namespace STARTS WITH $ns + '/')
        RETURN st.namespace AS ns, st.epoch AS epoch, st.seq AS seq`,
-      { tenant: q.scope.tenant, ns: q.namespace, chain: namespaceChain(q.namespace) },
+      { tenant, ns: namespace, chain: namespaceChain(namespace) },
     );
     const stamps = res.records.map((r) => ({
-      key: `${q.scope.tenant}\u0000${String(r.get('ns'))}`,
+      key: `${tenant}\u0000${String(r.get('ns'))}`,
       ns: String(r.get('ns')),
       epoch: String(r.get('epoch')),
       seq: Number(r.get('seq')),
@@ -80,18 +84,18 @@ export class ScopeVectors {
     const stale = () => stamps.filter((s) => !this.current(s.key, s.epoch, s.seq));
     if (stale().length > 0) {
       // One load at a time: a shard is read once however many recalls find it stale together.
-      const load = this.loading.then(() => this.load(q.scope.tenant, stale()));
+      const load = this.loading.then(() => this.load(tenant, stale()));
       this.loading = load.catch(() => undefined);
       await load;
     }
-    const shards = stamps.map((s) => this.shards.get(s.key)).filter((s): s is Shard => s !== undefined);
+    const shards = stamps.map((s) => this.byKey.get(s.key)).filter((s): s is Shard => s !== undefined);
     for (const s of stamps) this.touch(s.key);
     this.evict(new Set(stamps.map((s) => s.key)));
     return shards;
   }
 
   private current(key: string, epoch: string, seq: number): boolean {
-    const s = this.shards.get(key);
+    const s = this.byKey.get(key);
     return s !== undefined && s.epoch === epoch && s.seq >= seq;
   }
 
@@ -101,7 +105,7 @@ export class ScopeVectors {
   ): Promise<void> {
     if (stale.length === 0) return;
     const since = (s: (typeof stale)[number]) => {
-      const held = this.shards.get(s.key);
+      const held = this.byKey.get(s.key);
       return held && held.epoch === s.epoch ? held.seq : -1;
     };
     const loads = stale.map((s) => ({ ns: s.ns, since: since(s) }));
@@ -121,30 +125,30 @@ export class ScopeVectors {
       rows.set(ns, list);
     }
     for (const s of stale) {
-      const held = this.shards.get(s.key);
+      const held = this.byKey.get(s.key);
       const shard = held && held.epoch === s.epoch ? held : new Shard(s.epoch, -1);
       this.held -= held?.size ?? 0;
       shard.apply(rows.get(s.ns) ?? []);
       // The stamp read before the load: anything committed since is loaded again next time (idempotent).
       shard.seq = Math.max(shard.seq, s.seq);
-      this.shards.set(s.key, shard);
+      this.byKey.set(s.key, shard);
       this.held += shard.size;
     }
   }
 
   private touch(key: string): void {
-    const s = this.shards.get(key);
+    const s = this.byKey.get(key);
     if (!s) return;
-    this.shards.delete(key);
-    this.shards.set(key, s);
+    this.byKey.delete(key);
+    this.byKey.set(key, s);
   }
 
   /** Drop the least recently used shards, never one of `keep`, until at most maxHeld vectors remain. */
   private evict(keep: ReadonlySet<string>): void {
-    for (const [key, s] of this.shards) {
+    for (const [key, s] of this.byKey) {
       if (this.held <= this.maxHeld) return;
       if (keep.has(key)) continue;
-      this.shards.delete(key);
+      this.byKey.delete(key);
       this.held -= s.size;
     }
   }
