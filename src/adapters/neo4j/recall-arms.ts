@@ -12,7 +12,7 @@ import {
   ARM_WHERE,
   armParams,
   entityVisible,
-  IN_ANCESTORS,
+  AT_ANCESTOR,
   scopeClause,
   scopeParams,
   scopeWhere,
@@ -264,12 +264,18 @@ export class Neo4jRecallArms implements RecallArms {
   async scopeArm(q: ArmQuery): Promise<string[]> {
     const ancestors = namespaceChain(q.namespace).slice(1);
     if (ancestors.length === 0) return [];
+    // Nearest ancestor first, each one's best by confidence: the outer LIMIT stops asking for the next
+    // (farther) ancestor once k are found, so a parent holding k norms spares reading the grandparents'.
     const res = await this.db.read(
       'recall.scope',
-      `MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
-       WHERE ${IN_ANCESTORS} AND ${ARM_WHERE}
-         AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
-       RETURN n.id AS id ORDER BY size(n.namespace) DESC, n.confidence DESC, id LIMIT toInteger($k)`,
+      `UNWIND range(0, size($ancestors) - 1) AS depth
+       CALL (depth) {
+         MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+         WHERE ${AT_ANCESTOR} AND ${ARM_WHERE}
+           AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
+         RETURN n ORDER BY n.confidence DESC, n.id LIMIT toInteger($k)
+       }
+       RETURN n.id AS id LIMIT toInteger($k)`,
       { ...armParams(q), ancestors },
     );
     return res.records.map((r) => String(r.get('id')));
