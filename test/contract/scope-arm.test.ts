@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
-import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
+import type { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import type { RecordState } from '../../src/domain/fold.ts';
 import type { RecordClass, Sensitivity } from '../../src/domain/model.ts';
 import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
-import { testConfig } from '../support/harness.ts';
+import { contractGraph } from '../support/contract-graph.ts';
 import { recordState, unitVector } from '../support/record-state.ts';
 
 /**
@@ -15,10 +13,9 @@ import { recordState, unitVector } from '../support/record-state.ts';
  * nearer one's.
  */
 
-let db: CypherExecutor;
+const c = await contractGraph('scope-arm');
+const { tenant } = c;
 let graph: Neo4jGraphStore;
-const tenant = `scope-arm-${randomUUID()}`;
-const topic = `scope-arm-${randomUUID()}`;
 const t0 = '2026-01-01T00:00:00.000Z';
 
 const rec = (
@@ -52,38 +49,23 @@ const arm = (scope: ReadScope, k: number): ArmQuery => ({
 });
 
 beforeAll(async () => {
-  const c = testConfig().neo4j;
-  db = CypherExecutor.connect(c.uri, c.user, c.password, c.database);
-  graph = new Neo4jGraphStore(db);
-  await graph.admin.migrate();
-  await graph.projector.projection(async (tx) => {
-    await tx.lockCheckpoint(topic, 0);
-    await tx.write({
-      records: [
-        rec('root-a', 'acme', 0.95),
-        rec('root-b', 'acme', 0.9, { class: 'DECISION' }),
-        rec('root-c', 'acme', 0.8, { class: 'PREFERENCE' }),
-        rec('eng-a', 'acme/eng', 0.7, { class: 'PROCEDURE' }),
-        rec('eng-b', 'acme/eng', 0.6),
-        rec('eng-secret', 'acme/eng', 0.99, { sensitivity: 'RESTRICTED' }),
-        rec('eng-fact', 'acme/eng', 0.99, { class: 'FACT' }),
-        rec('web-own', 'acme/eng/web', 0.99),
-        rec('other', 'acme/ops', 0.99),
-      ],
-      entities: [],
-      receipts: [],
-      episodes: [],
-      grants: [],
-    });
-    await tx.setCheckpoint(topic, 0, 1n);
+  graph = c.graph;
+  await c.project({
+    records: [
+      rec('root-a', 'acme', 0.95),
+      rec('root-b', 'acme', 0.9, { class: 'DECISION' }),
+      rec('root-c', 'acme', 0.8, { class: 'PREFERENCE' }),
+      rec('eng-a', 'acme/eng', 0.7, { class: 'PROCEDURE' }),
+      rec('eng-b', 'acme/eng', 0.6),
+      rec('eng-secret', 'acme/eng', 0.99, { sensitivity: 'RESTRICTED' }),
+      rec('eng-fact', 'acme/eng', 0.99, { class: 'FACT' }),
+      rec('web-own', 'acme/eng/web', 0.99),
+      rec('other', 'acme/ops', 0.99),
+    ],
   });
 });
 
-afterAll(async () => {
-  await db?.write('contract.cleanup', 'MATCH (n {tenant: $t}) DETACH DELETE n', { t: tenant });
-  await db?.write('contract.cleanup', 'MATCH (c:Checkpoint {topic: $topic}) DELETE c', { topic });
-  await db?.close();
-});
+afterAll(() => c.cleanup());
 
 describe('the scope arm reads ancestors nearest first', () => {
   it("the parent's norms by confidence, then the grandparent's; never facts, the namespace itself or a sibling", async () => {

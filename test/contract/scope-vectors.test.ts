@@ -1,11 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
-import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
+import type { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import type { RecordState } from '../../src/domain/fold.ts';
 import type { Sensitivity } from '../../src/domain/model.ts';
 import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
-import { testConfig } from '../support/harness.ts';
+import { contractGraph } from '../support/contract-graph.ts';
 import { recordState } from '../support/record-state.ts';
 
 /**
@@ -15,11 +13,11 @@ import { recordState } from '../support/record-state.ts';
  * a record written without its embedding leaves the ranking; a rebuilt graph (a new epoch) is reloaded.
  */
 
-let db: CypherExecutor;
-let held: Neo4jGraphStore;
-let scan: Neo4jGraphStore;
-const tenant = `scope-vectors-${randomUUID()}`;
-const topic = `scope-vectors-${randomUUID()}`;
+const c = await contractGraph('scope-vectors');
+/** The same graph with no vectors held: the Cypher scan the held vectors stand in for. */
+const plain = await contractGraph('scope-vectors-scan', { vectorsHeld: 0 });
+const { db, tenant, graph: held } = c;
+const scan: Neo4jGraphStore = plain.graph;
 const t0 = '2026-01-01T00:00:00.000Z';
 const MODEL = 'test-model';
 const dims = 8;
@@ -44,14 +42,7 @@ const rec = (
     embedding: { modelId: MODEL, vector: at(angle) },
   });
 
-let offset = 0n;
-async function project(records: RecordState[]): Promise<void> {
-  await held.projector.projection(async (tx) => {
-    await tx.lockCheckpoint(topic, 0);
-    await tx.write({ records, entities: [], receipts: [], episodes: [], grants: [] });
-    await tx.setCheckpoint(topic, 0, ++offset);
-  });
-}
+const project = (records: RecordState[]) => c.project({ records });
 
 const everyone: ReadScope = { tenant, grants: [{ root: null, maxSensitivity: 'RESTRICTED' }] };
 const publicOnly: ReadScope = { tenant, grants: [{ root: null, maxSensitivity: 'PUBLIC' }] };
@@ -65,13 +56,8 @@ const arm = (scope: ReadScope, namespace = 'acme', k = 10): ArmQuery => ({
 });
 
 beforeAll(async () => {
-  const c = testConfig().neo4j;
-  db = CypherExecutor.connect(c.uri, c.user, c.password, c.database);
-  held = new Neo4jGraphStore(db);
-  scan = new Neo4jGraphStore(db, { vectorsHeld: 0 });
-  await held.admin.migrate();
   // 80 restricted records nearer the query than 20 public ones: a public caller's first window of the
-  // ranking (64 ids) holds none it may see.
+  // ranking (2k = 20 ids) holds none it may see, and the next (160) the rest.
   await project([
     ...Array.from({ length: 80 }, (_, i) =>
       rec(`s${String(i).padStart(2, '0')}`, 0.001 * (i + 1), {
@@ -84,9 +70,8 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await db?.write('contract.cleanup', 'MATCH (n {tenant: $t}) DETACH DELETE n', { t: tenant });
-  await db?.write('contract.cleanup', 'MATCH (c:Checkpoint {topic: $topic}) DELETE c', { topic });
-  await db?.close();
+  await c.cleanup();
+  await plain.cleanup();
 });
 
 describe('the vector arm ranks from vectors held in process as the Cypher scan does', () => {

@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
-import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import type { EntityState, RecordState } from '../../src/domain/fold.ts';
 import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
-import { testConfig } from '../support/harness.ts';
+import { contractGraph } from '../support/contract-graph.ts';
 import { recordState, unitVector } from '../support/record-state.ts';
 
 /**
@@ -14,10 +11,8 @@ import { recordState, unitVector } from '../support/record-state.ts';
  * even when their stored vector is identical to the query's.
  */
 
-let db: CypherExecutor;
-let graph: Neo4jGraphStore;
-const tenant = `vector-model-${randomUUID()}`;
-const topic = `vector-model-${randomUUID()}`;
+const c = await contractGraph('vector-model');
+const { graph, tenant } = c;
 const t0 = '2026-01-01T00:00:00.000Z';
 const dims = 384;
 const unit = (i: number) => unitVector(i, dims);
@@ -50,28 +45,13 @@ const scope: ReadScope = { tenant, grants: [{ root: null, maxSensitivity: 'RESTR
 const arm: ArmQuery = { scope, namespace: 'acme', classes: null, validAt: t0, knownAt: null, k: 10 };
 
 beforeAll(async () => {
-  const c = testConfig().neo4j;
-  db = CypherExecutor.connect(c.uri, c.user, c.password, c.database);
-  graph = new Neo4jGraphStore(db);
-  await graph.admin.migrate();
-  await graph.projector.projection(async (tx) => {
-    await tx.lockCheckpoint(topic, 0);
-    await tx.write({
-      records: [record('r-old', 'Alpha', OLD), record('r-new', 'Beta', NEW)],
-      entities: [entity],
-      receipts: [],
-      episodes: [],
-      grants: [],
-    });
-    await tx.setCheckpoint(topic, 0, 1n);
+  await c.project({
+    records: [record('r-old', 'Alpha', OLD), record('r-new', 'Beta', NEW)],
+    entities: [entity],
   });
 });
 
-afterAll(async () => {
-  await db?.write('contract.cleanup', 'MATCH (n {tenant: $t}) DETACH DELETE n', { t: tenant });
-  await db?.write('contract.cleanup', 'MATCH (c:Checkpoint {topic: $topic}) DELETE c', { topic });
-  await db?.close();
-});
+afterAll(() => c.cleanup());
 
 describe('vectors are compared only within one embedding model', () => {
   it('the recall vector arm returns only records embedded by the query vector model', async () => {
