@@ -61,7 +61,7 @@ export async function relateCandidatesMany(
   );
   const [subjectRows, vectorRows] = await Promise.all([
     bySubject,
-    relateByVector({ db, sizes, memory }, scope.tenant, namespace, params, withVector, k),
+    relateByVector({ db, sizes, memory }, { tenant: scope.tenant, namespace, params, withVector, k }),
   ]);
   const out = queries.map(() => new Map<string, RelatedCandidate>());
   for (const r of [...subjectRows.records, ...vectorRows]) {
@@ -73,6 +73,14 @@ export async function relateCandidatesMany(
 }
 
 type VectorQuery = { i: number; vector: number[]; modelId: string };
+/** One request's vector lookups: its tenant and namespace, the scope's parameters, the drafts' vectors. */
+type VectorLookup = {
+  tenant: string;
+  namespace: string;
+  params: Record<string, unknown>;
+  withVector: readonly VectorQuery[];
+  k: number;
+};
 
 /**
  * The k nearest relatable records of each query vector. A request of up to ScopeVectors.MAX_SCOPE records
@@ -83,14 +91,9 @@ type VectorQuery = { i: number; vector: number[]; modelId: string };
  * fewer than k inside the scope (the entitled set is small next to everything else), that query's records
  * are scored exactly — read through the request's namespace index, never the whole tenant.
  */
-async function relateByVector(
-  { db, sizes, memory }: RelateDeps,
-  tenant: string,
-  namespace: string,
-  params: Record<string, unknown>,
-  withVector: readonly VectorQuery[],
-  k: number,
-): Promise<Neo4jRecord[]> {
+async function relateByVector(deps: RelateDeps, v: VectorLookup): Promise<Neo4jRecord[]> {
+  const { db, sizes, memory } = deps;
+  const { tenant, namespace, params, withVector, k } = v;
   if (withVector.length === 0) return [];
   const exact = async (qs: readonly VectorQuery[]) =>
     (
@@ -109,7 +112,7 @@ async function relateByVector(
       )
     ).records;
   const size = await sizes.of(tenant, namespace);
-  if (memory.covers(size)) return heldByVector(db, memory, tenant, namespace, params, withVector, k);
+  if (memory.covers(size)) return heldByVector(deps, v);
   if (size <= RELATE_EXACT_BELOW) return exact(withVector);
   const ann = (
     await db.read(
@@ -140,13 +143,8 @@ async function relateByVector(
  * in process.
  */
 async function heldByVector(
-  db: Executor,
-  memory: ScopeVectors,
-  tenant: string,
-  namespace: string,
-  params: Record<string, unknown>,
-  withVector: readonly VectorQuery[],
-  k: number,
+  { db, memory }: RelateDeps,
+  { tenant, namespace, params, withVector, k }: VectorLookup,
 ): Promise<Neo4jRecord[]> {
   const shards = await memory.shards(tenant, namespace);
   const ranked = new Map(withVector.map((q) => [q.i, rank(shards, q.modelId, q.vector)]));
