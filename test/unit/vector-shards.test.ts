@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { rank, Shard, unit } from '../../src/adapters/neo4j/vector-shards.ts';
+import { Ranking, Shard, unit } from '../../src/adapters/neo4j/vector-shards.ts';
+
+/** All shards' records of `model`, best first. */
+const rank = (shards: Shard[], model: string, q: number[]) => {
+  const r = new Ranking(shards, model, q);
+  return r.top(r.size);
+};
 
 /** The vector arm's in-process ranking (src/adapters/neo4j/vector-shards.ts): pure, no database. */
 const shard = (rows: Array<[string, string | null, number[] | null]>) => {
@@ -55,5 +61,18 @@ describe('vector shards rank by cosine as the Cypher scan orders its scores', ()
     expect(b.size).toBe(1);
     expect(rank([a, b], 'm', [0, 0])).toEqual([]);
     expect(unit([3, 4])).toEqual(new Float32Array([0.6, 0.8]));
+  });
+
+  it('top(n) is the first n of the whole order, ties by id included, chosen without sorting all', () => {
+    const rows: Array<[string, string, number[]]> = Array.from({ length: 50 }, (_, i) => [
+      `r${String(i).padStart(2, '0')}`,
+      'm',
+      [1, (i % 7) / 10],
+    ]);
+    const r = new Ranking([shard(rows)], 'm', [1, 0]);
+    const all = r.top(r.size);
+    expect(all).toHaveLength(50);
+    expect(all.slice(0, 8)).toEqual(['r00', 'r07', 'r14', 'r21', 'r28', 'r35', 'r42', 'r49']);
+    for (const n of [0, 1, 5, 8, 13, 49, 50, 80]) expect(r.top(n)).toEqual(all.slice(0, n));
   });
 });

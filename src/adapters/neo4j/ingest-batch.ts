@@ -7,7 +7,7 @@ import { toEntity } from './mapping.ts';
 import { entityVisible, IN_CHAIN_OR_SUBTREE, SCOPE_WHERE, scopeParams, SUBTREE } from './scope.ts';
 import type { ScopeVectors } from './scope-vectors.ts';
 import type { SubtreeSizes } from './subtree-size.ts';
-import { rank } from './vector-shards.ts';
+import { Ranking } from './vector-shards.ts';
 
 /**
  * The write path's lookups for a whole request at once (ingest's "gather" step): one round trip per kind
@@ -147,11 +147,11 @@ async function heldByVector(
   { tenant, namespace, params, withVector, k }: VectorLookup,
 ): Promise<Neo4jRecord[]> {
   const shards = await memory.shards(tenant, namespace);
-  const ranked = new Map(withVector.map((q) => [q.i, rank(shards, q.modelId, q.vector)]));
+  const ranked = new Map(withVector.map((q) => [q.i, new Ranking(shards, q.modelId, q.vector)]));
   const found = new Map<number, number>();
   const rows: Neo4jRecord[] = [];
   for (let from = 0, window = Math.max(4 * k, 32); ; from += window, window *= 8) {
-    const open = withVector.filter((q) => (found.get(q.i) ?? 0) < k && ranked.get(q.i)!.length > from);
+    const open = withVector.filter((q) => (found.get(q.i) ?? 0) < k && ranked.get(q.i)!.size > from);
     if (open.length === 0) return rows;
     const res = await db.read(
       'relate.byVectorHeldMany',
@@ -172,7 +172,10 @@ async function heldByVector(
           i: q.i,
           vector: q.vector,
           modelId: q.modelId,
-          ids: ranked.get(q.i)!.slice(from, from + window),
+          ids: ranked
+            .get(q.i)!
+            .top(from + window)
+            .slice(from),
           k: k - (found.get(q.i) ?? 0),
         })),
       },

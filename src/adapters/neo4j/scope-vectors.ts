@@ -2,7 +2,7 @@ import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
 import { ARM_WHERE, armParams } from './scope.ts';
-import { rank, Shard, type VectorRow } from './vector-shards.ts';
+import { Ranking, Shard, type VectorRow } from './vector-shards.ts';
 
 /*
  * The vector arm over a request scope of up to MAX_SCOPE records, from vectors held in process.
@@ -45,12 +45,12 @@ export class ScopeVectors {
 
   /** The request's visible records of `modelId`, nearest first, at most k (entitlement checked by Neo4j). */
   async nearest(q: ArmQuery, vector: readonly number[], modelId: string): Promise<string[]> {
-    const ranked = rank(await this.shards(q.scope.tenant, q.namespace), modelId, vector);
+    const ranking = new Ranking(await this.shards(q.scope.tenant, q.namespace), modelId, vector);
     const visible: string[] = [];
     // Only a window of the ranking is checked at a time (twice k: most of a scope's records are visible to
     // a caller who may recall in it); it grows eightfold while too few in it are visible.
-    for (let from = 0, window = Math.max(2 * q.k, 32); from < ranked.length; from += window, window *= 8) {
-      const ids = ranked.slice(from, from + window);
+    for (let from = 0, window = Math.max(2 * q.k, 32); from < ranking.size; from += window, window *= 8) {
+      const ids = ranking.top(from + window).slice(from);
       const res = await this.db.read(
         'recall.vectorVisible',
         `UNWIND range(0, size($ids) - 1) AS i

@@ -86,28 +86,80 @@ export class Shard {
     e.at.delete(id);
   }
 
-  /** Every record of `model` with its cosine to the unit query `q`. */
-  score(model: string, q: Float32Array, into: Scored[]): void {
+  /** Every record of `model` with its cosine to the unit query `q`, appended to `into`. */
+  score(model: string, q: Float32Array, into: Scores): void {
     const e = this.byModel.get(model);
     if (!e) return;
-    for (let i = 0; i < e.ids.length; i++) into.push({ id: e.ids[i]!, score: dot(e.vectors[i]!, q) });
+    for (let i = 0; i < e.ids.length; i++) {
+      into.ids.push(e.ids[i]!);
+      into.scores.push(dot(e.vectors[i]!, q));
+    }
   }
 }
 
-export interface Scored {
-  readonly id: string;
-  readonly score: number;
+interface Scores {
+  readonly ids: string[];
+  readonly scores: number[];
 }
 
-/** Best first: higher cosine, then the smaller id. */
-export const byScore = (a: Scored, b: Scored): number =>
-  b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/**
+ * One query's scores over the shards' records of its model. `top(n)` gives the best n ids, best first:
+ * higher cosine, then the smaller id (the order `ORDER BY score DESC, id` gives). It selects them with a
+ * bounded heap instead of sorting every record: a recall needs a window of tens out of thousands.
+ */
+export class Ranking {
+  private readonly s: Scores = { ids: [], scores: [] };
 
-/** All shards' records of `model`, best first. */
-export function rank(shards: readonly Shard[], model: string, query: readonly number[]): string[] {
-  const q = unit(query);
-  if (!q) return [];
-  const scored: Scored[] = [];
-  for (const s of shards) s.score(model, q, scored);
-  return scored.sort(byScore).map((s) => s.id);
+  constructor(shards: readonly Shard[], model: string, query: readonly number[]) {
+    const q = unit(query);
+    if (q) for (const sh of shards) sh.score(model, q, this.s);
+  }
+
+  get size(): number {
+    return this.s.ids.length;
+  }
+
+  /** Whether record i ranks before record j. */
+  private before = (i: number, j: number): boolean => {
+    const { ids, scores } = this.s;
+    return scores[i]! > scores[j]! || (scores[i] === scores[j] && ids[i]! < ids[j]!);
+  };
+
+  top(n: number): string[] {
+    const heap: number[] = []; // the best n so far; heap[0] the worst of them
+    const worse = (a: number, b: number) => this.before(b, a);
+    for (let i = 0; i < this.size; i++) {
+      if (heap.length < n) siftUp(heap, i, worse);
+      else if (n > 0 && this.before(i, heap[0]!)) replaceTop(heap, i, worse);
+    }
+    return heap.sort((a, b) => (this.before(a, b) ? -1 : 1)).map((i) => this.s.ids[i]!);
+  }
+}
+
+type Worse = (a: number, b: number) => boolean;
+
+/** Push x onto a heap whose top is its worst element. */
+function siftUp(h: number[], x: number, worse: Worse): void {
+  let i = h.push(x) - 1;
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (!worse(h[i]!, h[p]!)) return;
+    [h[i], h[p]] = [h[p]!, h[i]!];
+    i = p;
+  }
+}
+
+/** Replace the heap's worst element by x and restore the order. */
+function replaceTop(h: number[], x: number, worse: Worse): void {
+  h[0] = x;
+  for (let i = 0; ;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let m = i;
+    if (l < h.length && worse(h[l]!, h[m]!)) m = l;
+    if (r < h.length && worse(h[r]!, h[m]!)) m = r;
+    if (m === i) return;
+    [h[i], h[m]] = [h[m]!, h[i]!];
+    i = m;
+  }
 }
