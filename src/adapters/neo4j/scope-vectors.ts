@@ -28,7 +28,16 @@ export class ScopeVectors {
   static readonly MAX_SCOPE = 30_000;
   /** MUNINN_RECALL_VECTORS_HELD's default: eight scopes of the largest size. */
   static readonly DEFAULT_HELD = 8 * ScopeVectors.MAX_SCOPE;
+  /**
+   * A shard unused this long is dropped (checked every fifth of it, on a timer that never keeps the
+   * process alive): an erased record's vector leaves a process at its namespace's next recall, or with
+   * its idle shard.
+   */
+  static readonly IDLE_MS = 5 * 60_000;
+  /** Held shards, least recently used first, with when each was last used. */
   private readonly byKey = new Map<string, Shard>();
+  private readonly usedAt = new Map<string, number>();
+  private sweeper: ReturnType<typeof setInterval> | undefined;
   private held = 0;
   private loading: Promise<unknown> = Promise.resolve();
 
@@ -141,15 +150,31 @@ export class ScopeVectors {
     if (!s) return;
     this.byKey.delete(key);
     this.byKey.set(key, s);
+    this.usedAt.set(key, Date.now());
+    this.sweeper ??= setInterval(() => this.dropIdle(), ScopeVectors.IDLE_MS / 5);
+    this.sweeper.unref?.();
+  }
+
+  private drop(key: string): void {
+    this.held -= this.byKey.get(key)?.size ?? 0;
+    this.byKey.delete(key);
+    this.usedAt.delete(key);
   }
 
   /** Drop the least recently used shards, never one of `keep`, until at most maxHeld vectors remain. */
   private evict(keep: ReadonlySet<string>): void {
-    for (const [key, s] of this.byKey) {
+    for (const key of this.byKey.keys()) {
       if (this.held <= this.maxHeld) return;
-      if (keep.has(key)) continue;
-      this.byKey.delete(key);
-      this.held -= s.size;
+      if (!keep.has(key)) this.drop(key);
+    }
+  }
+
+  /** Drop the shards unused for IDLE_MS (the oldest come first, so stop at the first one in use). */
+  private dropIdle(): void {
+    const before = Date.now() - ScopeVectors.IDLE_MS;
+    for (const key of this.byKey.keys()) {
+      if ((this.usedAt.get(key) ?? 0) > before) return;
+      this.drop(key);
     }
   }
 }
