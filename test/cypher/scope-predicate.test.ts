@@ -211,6 +211,9 @@ describe('the scope predicate of every recall arm', () => {
     const sent = await sentBy(small, (r) => r.arms.vectorArm(arm(), [0.1, 0.2], 'm1'), 0);
     expectScoped(sent);
     expect(sent.map((s) => s.op)).toEqual([SIZE_PROBE, 'recall.vectorExact']);
+    // Off means off, an empty scope included: no stamp read, no vectors loaded.
+    const empty = await sentBy({ 'recall.size': [{ c: 0 }] }, (r) => r.arms.vectorArm(arm(), [0.1], 'm1'), 0);
+    expect(empty.map((s) => s.op)).toEqual([SIZE_PROBE, 'recall.vectorExact']);
     expect(snapshot(sent)).toMatchSnapshot();
   });
   it('vectorArm held in process sends the ranked ids, nearest first, through the scope predicate', async () => {

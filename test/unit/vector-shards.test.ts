@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Ranking, Shard, unit } from '../../src/adapters/neo4j/vector-shards.ts';
+import { Ranking, Shard, unit, windows } from '../../src/adapters/neo4j/vector-shards.ts';
 
 /** All shards' records of `model`, best first. */
 const rank = (shards: Shard[], model: string, q: number[]) => {
@@ -74,5 +74,18 @@ describe('vector shards rank by cosine as the Cypher scan orders its scores', ()
     expect(all).toHaveLength(50);
     expect(all.slice(0, 8)).toEqual(['r00', 'r07', 'r14', 'r21', 'r28', 'r35', 'r42', 'r49']);
     for (const n of [0, 1, 5, 8, 13, 49, 50, 80]) expect(r.top(n)).toEqual(all.slice(0, n));
+  });
+
+  it('the windows checked against Neo4j start at `first` ids and grow eightfold, each after the last', () => {
+    const seen: Array<[number, number]> = [];
+    for (const { from, to } of windows(20)) {
+      seen.push([from, to]);
+      if (seen.length === 3) break;
+    }
+    expect(seen).toEqual([
+      [0, 20],
+      [20, 180],
+      [180, 1460],
+    ]);
   });
 });

@@ -7,7 +7,7 @@ import { toEntity } from './mapping.ts';
 import { entityVisible, IN_CHAIN_OR_SUBTREE, SCOPE_WHERE, scopeParams, SUBTREE } from './scope.ts';
 import type { ScopeVectors } from './scope-vectors.ts';
 import type { SubtreeSizes } from './subtree-size.ts';
-import { Ranking } from './vector-shards.ts';
+import { Ranking, windows } from './vector-shards.ts';
 
 /**
  * The write path's lookups for a whole request at once (ingest's "gather" step): one round trip per kind
@@ -150,9 +150,9 @@ async function heldByVector(
   const ranked = new Map(withVector.map((q) => [q.i, new Ranking(shards, q.modelId, q.vector)]));
   const found = new Map<number, number>();
   const rows: Neo4jRecord[] = [];
-  for (let from = 0, window = Math.max(4 * k, 32); ; from += window, window *= 8) {
+  for (const { from, to } of windows(Math.max(4 * k, 32))) {
     const open = withVector.filter((q) => (found.get(q.i) ?? 0) < k && ranked.get(q.i)!.size > from);
-    if (open.length === 0) return rows;
+    if (open.length === 0) break;
     const res = await db.read(
       'relate.byVectorHeldMany',
       `UNWIND $qs AS q
@@ -172,10 +172,7 @@ async function heldByVector(
           i: q.i,
           vector: q.vector,
           modelId: q.modelId,
-          ids: ranked
-            .get(q.i)!
-            .top(from + window)
-            .slice(from),
+          ids: ranked.get(q.i)!.top(to).slice(from),
           k: k - (found.get(q.i) ?? 0),
         })),
       },
@@ -186,6 +183,7 @@ async function heldByVector(
       rows.push(r);
     }
   }
+  return rows;
 }
 
 /** A candidate row; a subject match keeps the cosine its vector match found (either may come first). */

@@ -8,6 +8,7 @@ import type {
   StateKeys,
 } from '../../ports/graph.ts';
 import { relType, type Executor, type Tx } from './executor.ts';
+import { namespaceKey } from './scope.ts';
 import {
   episodeRow,
   recordRow,
@@ -31,9 +32,6 @@ export const LOAD_RECORDS = `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant
                      WHERE r.eventId IS NOT NULL AND (t:Record OR t:Entity)
                      RETURN {type: type(r), target: t.id, kind: CASE WHEN t:Entity THEN 'ENTITY' ELSE 'RECORD' END,
                              props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`;
-
-/** A namespace of a tenant, as a map key. */
-const key = (tenant: string, namespace: string) => `${tenant}\u0000${namespace}`;
 
 /** The only writer of the graph: one write transaction per batch (the projector, a rebuild), and the checkpoints. */
 export class Neo4jProjectionStore implements ProjectionStore {
@@ -190,7 +188,7 @@ class Neo4jProjectionTx implements ProjectionTx {
    * the same order) and return the new numbers: the records written get theirs (scope-vectors.ts).
    */
   private async stampScopes(records: readonly RecordState[]): Promise<Map<string, number>> {
-    const scopes = [...new Map(records.map((r) => [key(r.tenant, r.namespace), r])).entries()]
+    const scopes = [...new Map(records.map((r) => [namespaceKey(r.tenant, r.namespace), r])).entries()]
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([, r]) => ({ tenant: r.tenant, namespace: r.namespace }));
     const res = await this.tx.run(
@@ -203,7 +201,7 @@ class Neo4jProjectionTx implements ProjectionTx {
     );
     return new Map(
       res.records.map((r) => [
-        key(String(r.get('tenant')), String(r.get('namespace'))),
+        namespaceKey(String(r.get('tenant')), String(r.get('namespace'))),
         Number(r.get('seq')),
       ]),
     );
@@ -214,7 +212,7 @@ class Neo4jProjectionTx implements ProjectionTx {
     const stamps = await this.stampScopes(records);
     const rows = records.map((r) => {
       const row = recordRow(r);
-      return { ...row, props: { ...row.props, stamp: stamps.get(key(r.tenant, r.namespace)) } };
+      return { ...row, props: { ...row.props, stamp: stamps.get(namespaceKey(r.tenant, r.namespace)) } };
     });
     await this.tx.run(
       `UNWIND $rows AS r

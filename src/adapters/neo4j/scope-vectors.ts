@@ -1,8 +1,8 @@
 import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
-import { ARM_WHERE, armParams } from './scope.ts';
-import { Ranking, Shard, type VectorRow } from './vector-shards.ts';
+import { ARM_WHERE, armParams, namespaceKey } from './scope.ts';
+import { Ranking, Shard, windows, type VectorRow } from './vector-shards.ts';
 
 /*
  * The vector arm over a request scope of up to MAX_SCOPE records, from vectors held in process.
@@ -49,7 +49,7 @@ export class ScopeVectors {
 
   /** Whether a scope of `size` records is ranked here. */
   covers(size: number): boolean {
-    return size <= Math.min(ScopeVectors.MAX_SCOPE, this.maxHeld);
+    return this.maxHeld > 0 && size <= Math.min(ScopeVectors.MAX_SCOPE, this.maxHeld);
   }
 
   /** The request's visible records of `modelId`, nearest first, at most k (entitlement checked by Neo4j). */
@@ -58,8 +58,9 @@ export class ScopeVectors {
     const visible: string[] = [];
     // Only a window of the ranking is checked at a time (twice k: most of a scope's records are visible to
     // a caller who may recall in it); it grows eightfold while too few in it are visible.
-    for (let from = 0, window = Math.max(2 * q.k, 32); from < ranking.size; from += window, window *= 8) {
-      const ids = ranking.top(from + window).slice(from);
+    for (const { from, to } of windows(Math.max(2 * q.k, 32))) {
+      if (from >= ranking.size) break;
+      const ids = ranking.top(to).slice(from);
       const res = await this.db.read(
         'recall.vectorVisible',
         `UNWIND range(0, size($ids) - 1) AS i
@@ -85,7 +86,7 @@ export class ScopeVectors {
       { tenant, ns: namespace, chain: namespaceChain(namespace) },
     );
     const stamps = res.records.map((r) => ({
-      key: `${tenant}\u0000${String(r.get('ns'))}`,
+      key: namespaceKey(tenant, String(r.get('ns'))),
       ns: String(r.get('ns')),
       epoch: String(r.get('epoch')),
       seq: Number(r.get('seq')),
@@ -151,7 +152,8 @@ export class ScopeVectors {
     this.byKey.delete(key);
     this.byKey.set(key, s);
     this.usedAt.set(key, Date.now());
-    this.sweeper ??= setInterval(() => this.dropIdle(), ScopeVectors.IDLE_MS / 5);
+    if (this.sweeper) return;
+    this.sweeper = setInterval(() => this.dropIdle(), ScopeVectors.IDLE_MS / 5);
     this.sweeper.unref?.();
   }
 

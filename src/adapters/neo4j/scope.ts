@@ -40,6 +40,9 @@ export const scopeParams = (s: ReadScope) => ({
   allLabels: Sensitivities.length,
 });
 
+/** A namespace of a tenant as one map key (the subtree sizes, the projection's stamps, the held vectors). */
+export const namespaceKey = (tenant: string, namespace: string): string => `${tenant}\u0000${namespace}`;
+
 /** The request's namespace subtree ($ns and below), on the record `n`. */
 export const IN_SUBTREE = `(n.namespace = $ns OR n.namespace STARTS WITH $ns + '/')`;
 /** The request's namespaces that overlap $ns: its ancestors ($chain, itself included) and its subtree. */

@@ -1,7 +1,7 @@
 import { namespaceChain } from '../../domain/model.ts';
 import type { Executor } from './executor.ts';
 import { Recent } from './recent.ts';
-import { SUBTREE } from './scope.ts';
+import { namespaceKey, SUBTREE } from './scope.ts';
 
 /**
  * How many records a request covers (its namespace's ancestors and subtree in one tenant), counted up to
@@ -20,7 +20,7 @@ export class SubtreeSizes {
   constructor(private readonly db: Executor) {}
 
   of(tenant: string, namespace: string): Promise<number> {
-    const key = `${tenant}\u0000${namespace}`;
+    const key = namespaceKey(tenant, namespace);
     const hit = this.sizes.get(key);
     if (hit) return hit;
     const count = this.db

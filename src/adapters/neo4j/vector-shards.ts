@@ -1,3 +1,5 @@
+import { dot, l2normalize } from '../../ports/embedder.ts';
+
 /**
  * Nearest vectors of one request scope, held in process. Pure: the Neo4j side (which namespaces changed,
  * loading their vectors, filtering by entitlement) is ScopeVectors' (scope-vectors.ts).
@@ -23,23 +25,16 @@ interface Entries {
 
 /** A unit copy of `v` in 32 bits; null when it has no direction. */
 export function unit(v: readonly number[]): Float32Array | null {
-  let norm = 0;
-  for (const x of v) norm += x * x;
-  if (!(norm > 0)) return null;
-  const s = 1 / Math.sqrt(norm);
-  const out = new Float32Array(v.length);
-  for (let i = 0; i < v.length; i++) out[i] = v[i]! * s;
-  return out;
+  const u = l2normalize(Float32Array.from(v));
+  return u.some((x) => x !== 0) ? u : null;
 }
 
-function dot(a: Float32Array, b: Float32Array): number {
-  const n = Math.min(a.length, b.length);
-  let s = 0;
-  let i = 0;
-  for (; i + 3 < n; i += 4)
-    s += a[i]! * b[i]! + a[i + 1]! * b[i + 1]! + a[i + 2]! * b[i + 2]! + a[i + 3]! * b[i + 3]!;
-  for (; i < n; i++) s += a[i]! * b[i]!;
-  return s;
+/**
+ * The windows of a ranking that a caller checks against Neo4j in turn, [from, to): the first `first` ids,
+ * then eight times as many each time, while too few of them were kept.
+ */
+export function* windows(first: number): Generator<{ from: number; to: number }> {
+  for (let from = 0, size = first; ; from += size, size *= 8) yield { from, to: from + size };
 }
 
 export class Shard {
