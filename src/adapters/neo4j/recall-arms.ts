@@ -13,6 +13,7 @@ import {
   armParams,
   entityVisible,
   AT_ANCESTOR,
+  IN_CHAIN_OR_SUBTREE,
   scopeClause,
   scopeParams,
   scopeWhere,
@@ -200,24 +201,37 @@ export class Neo4jRecallArms implements RecallArms {
 
   async graphArm(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
     if (anchorIds.length === 0) return [];
-    // A small request scope starts from its records (the anchors may be about thousands elsewhere); a
-    // large one from the anchors. Same filter, same order.
-    const small = (await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW;
+    const params = { ...armParams(q), anchors: [...anchorIds] };
+    // A small request scope starts from its records (the anchors may be about thousands elsewhere).
+    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW) {
+      const res = await this.db.read(
+        'recall.graphScan',
+        `${SUBTREE}
+         WITH n WHERE ${ARM_WHERE}
+         MATCH (n)-[:ABOUT]->(e:Entity)-[:SAME_AS*0..1]-(a:Entity)
+         WHERE a.tenant = $tenant AND a.id IN $anchors
+         WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
+         RETURN n.id AS id, anchor ORDER BY hops, n.confidence DESC, id LIMIT toInteger($k)`,
+        params,
+      );
+      return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
+    }
+    // A large one starts from the anchors, which may be about thousands of records. Only their namespace
+    // is read before they are put in order; the whole filter then runs on them in that order until k
+    // pass (a filter after a sort streams, so LIMIT stops it). A record's place depends on itself alone,
+    // so an invisible one never moves a visible one: same ids, same order as filtering first
+    // (test/contract/graph-arm.test.ts). An anchor about 2,981 of 100k records (bench:recall's tenant,
+    // PROFILE): 28,746 → 15,244 db hits over the whole tenant, 12,555 → 6,604 in a service namespace.
     const res = await this.db.read(
-      small ? 'recall.graphScan' : 'recall.graph',
-      `${
-        small
-          ? `${SUBTREE}
-             WITH n WHERE ${ARM_WHERE}
-             MATCH (n)-[:ABOUT]->(e:Entity)-[:SAME_AS*0..1]-(a:Entity)
-             WHERE a.tenant = $tenant AND a.id IN $anchors`
-          : `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
-             MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
-             WHERE ${ARM_WHERE}`
-      }
+      'recall.graph',
+      `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
+       MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
+       WHERE ${IN_CHAIN_OR_SUBTREE}
        WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
-       RETURN n.id AS id, anchor ORDER BY hops, n.confidence DESC, id LIMIT toInteger($k)`,
-      { ...armParams(q), anchors: [...anchorIds] },
+       WITH n, hops, anchor, n.confidence AS confidence, n.id AS id ORDER BY hops, confidence DESC, id
+       WITH n, id, anchor WHERE ${ARM_WHERE}
+       RETURN id, anchor LIMIT toInteger($k)`,
+      params,
     );
     return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
   }
