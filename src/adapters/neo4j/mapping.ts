@@ -323,6 +323,18 @@ export function toFinding(p: Props): FindingState {
   };
 }
 
+/**
+ * The Record properties `toRecordView` reads: recall projects exactly these (the node's other properties,
+ * its ~3 KB embedding above all, are not read from the store). A unit test pins that the view reads no other.
+ */
+// prettier-ignore
+export const RECORD_VIEW_FIELDS = [
+  'tenant', 'id', 'namespace', 'class', 'status', 'version', 'subject', 'predicate', 'object', 'text',
+  'sensitivity', 'confidence', 'validFrom', 'validTo', 'timeSource', 'recordedAt', 'createdAt',
+  'changesetId', 'rationale', 'sourcesJson', 'extJson', 'proposedBy', 'proposedVia', 'approvalsJson',
+  'approvedAt', 'reviewReasons', 'flags', 'reinforcements', 'utility', 'taintJson',
+] as const;
+
 export function toRecordView(n: Props, v: Props | null, about: string[]): RecordView {
   const cur = v ?? n;
   // As of a time: the class, label and namespace that revision had (stamped ones; older revisions have none).

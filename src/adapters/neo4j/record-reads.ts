@@ -17,6 +17,7 @@ import {
   RELATION_TYPES,
   toEntity,
   toGrant,
+  RECORD_VIEW_FIELDS,
   toRecordView,
   toRevisionView,
   type Props,
@@ -223,8 +224,8 @@ export class Neo4jRecordReads implements RecordReads {
        WITH n, v WHERE $knownAt IS NULL OR v IS NOT NULL
        OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
        WITH n, v, collect(e.id) AS about
-       // Without the embedding: ~3 KB a record that ranking does not read.
-       RETURN n {.*, embedding: null} AS n, v, about, COLLECT {
+       // Only what the view reads: not the embedding (~3 KB a record that ranking does not read).
+       RETURN n {${RECORD_VIEW_FIELDS.map((f) => `.${f}`).join(', ')}} AS n, v, about, COLLECT {
          MATCH (n)-[c:CONTRADICTS]-(o:Record) WHERE ${scopeWhere('o')} AND ($knownAt IS NULL OR c.recordedAt <= $knownAt)
          RETURN o.id } AS contradicts`,
       { ...scopeParams(scope), ids: [...ids], knownAt },
