@@ -40,6 +40,24 @@ export function lexicalDocuments(c: LexicalCandidate): {
   };
 }
 
+const analysed = new Map<string, readonly string[]>();
+/**
+ * A text's stems, memoised by the text (as `stem` memoises words): a namespace's records come back as
+ * candidates recall after recall, and splitting and stemming 500 of them twice cost ~20 ms of the event
+ * loop per recall, more than ranking them. Bounded: emptied when full, so it costs time, never answers.
+ */
+function stemsOf(text: string): readonly string[] {
+  let s = analysed.get(text);
+  if (s === undefined) {
+    s = stems(text);
+    if (analysed.size >= STEMMED_TEXTS_MAX) analysed.clear();
+    analysed.set(text, s);
+  }
+  return s;
+}
+/** How many texts' stems are kept (~0.5 KB each: their stems are shared strings). */
+const STEMMED_TEXTS_MAX = 20_000;
+
 /**
  * BM25 (k1 1.2, b 0.75) over the candidate set, on word stems unless `analyze` says otherwise (the
  * issue #10 baseline keeps its plain words); ties by id. Candidates matching no term score 0 and drop.
@@ -48,34 +66,37 @@ export function rankLexical(
   query: string,
   candidates: readonly LexicalDocument[],
   k: number,
-  params: { k1?: number; b?: number; analyze?: (text: string) => string[] } = {},
+  params: { k1?: number; b?: number; analyze?: (text: string) => readonly string[] } = {},
 ): string[] {
   const k1 = params.k1 ?? 1.2;
   const b = params.b ?? 0.75;
-  const analyze = params.analyze ?? stems;
+  const analyze = params.analyze ?? stemsOf;
   const q = [...new Set(analyze(query))];
   if (q.length === 0 || candidates.length === 0) return [];
+  // Only the query's terms are counted: the rest of a document matters through its length alone.
+  const slot = new Map(q.map((t, i) => [t, i]));
   const docs = candidates.map((c) => {
     const ts = analyze(c.text);
-    const tf = new Map<string, number>();
-    for (const t of ts) tf.set(t, (tf.get(t) ?? 0) + 1);
+    const tf = new Array<number>(q.length).fill(0);
+    for (const t of ts) {
+      const i = slot.get(t);
+      if (i !== undefined) tf[i]!++;
+    }
     return { id: c.id, len: ts.length, tf };
   });
   const n = docs.length;
   const avg = docs.reduce((s, d) => s + d.len, 0) / n || 1;
-  const idf = new Map(
-    q.map((t) => {
-      const df = docs.filter((d) => d.tf.has(t)).length;
-      return [t, Math.log(1 + (n - df + 0.5) / (df + 0.5))];
-    }),
-  );
+  const idf = q.map((_, i) => {
+    const df = docs.filter((d) => d.tf[i]! > 0).length;
+    return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+  });
   return docs
     .map((d) => {
       let score = 0;
-      for (const t of q) {
-        const f = d.tf.get(t);
+      for (let i = 0; i < q.length; i++) {
+        const f = d.tf[i]!;
         if (!f) continue;
-        score += idf.get(t)! * ((f * (k1 + 1)) / (f + k1 * (1 - b + (b * d.len) / avg)));
+        score += idf[i]! * ((f * (k1 + 1)) / (f + k1 * (1 - b + (b * d.len) / avg)));
       }
       return { id: d.id, score };
     })

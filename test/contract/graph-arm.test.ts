@@ -16,7 +16,6 @@ import { recordState, unitVector } from '../support/record-state.ts';
 
 const c = await contractGraph('graph-arm');
 const { graph, tenant } = c;
-const t0 = '2026-01-01T00:00:00.000Z';
 
 const rec = (
   id: string,
