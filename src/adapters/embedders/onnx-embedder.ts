@@ -17,8 +17,8 @@
 import { createHash } from 'node:crypto';
 import { access, readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import * as ort from 'onnxruntime-node';
 import { type Embedder, l2normalize } from '../../ports/embedder.ts';
+import { callerSession, workerSession, type TensorData } from './ort-session.ts';
 import { DEFAULT_MAX_TOKENS, WordPieceTokenizer } from './wordpiece.ts';
 
 /** The dimensions of both provisioned models, and the default when a manifest names none. */
@@ -34,6 +34,11 @@ export interface OnnxEmbedderOptions {
   batchSize?: number;
   /** Sequence length including [CLS]/[SEP]; default 256. */
   maxTokens?: number;
+  /**
+   * Where the model runs: 'worker' (default), a worker thread, so the caller's event loop keeps serving
+   * while it computes; 'caller', the calling thread (onnxruntime-node computes synchronously there).
+   */
+  thread?: 'worker' | 'caller';
 }
 
 export interface OnnxEmbedder extends Embedder {
@@ -170,7 +175,7 @@ export async function createOnnxEmbedder(
   const dimensions = manifest?.dimensions ?? DEFAULT_DIMENSIONS;
   const modelId = `${model}@${source}#${onnxSha256.slice(0, 12)}`;
 
-  const session = await ort.InferenceSession.create(bytes, {
+  const session = await (opts.thread === 'caller' ? callerSession : workerSession)(bytes, {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
@@ -204,12 +209,12 @@ export async function createOnnxEmbedder(
   async function runChunk(rows: readonly (readonly number[])[]): Promise<Float32Array[]> {
     const enc = tokenizer.padBatch(rows);
     const dims = [enc.batchSize, enc.seqLen];
-    const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int64', enc.inputIds, dims),
-      attention_mask: new ort.Tensor('int64', enc.attentionMask, dims),
+    const feeds: Record<string, TensorData> = {
+      input_ids: { type: 'int64', data: enc.inputIds, dims },
+      attention_mask: { type: 'int64', data: enc.attentionMask, dims },
     };
     if (inputNames.has('token_type_ids'))
-      feeds['token_type_ids'] = new ort.Tensor('int64', enc.tokenTypeIds, dims);
+      feeds['token_type_ids'] = { type: 'int64', data: enc.tokenTypeIds, dims };
     const results = await session.run(feeds, [outputName!]);
     const out = results[outputName!];
     if (!out || out.type !== 'float32') throw new Error(`${onnxPath}: unexpected output ${outputName}`);
@@ -227,7 +232,6 @@ export async function createOnnxEmbedder(
       }
       vectors = poolHiddenStates(data, [ob, os, d], enc.attentionMask, pooling);
     }
-    for (const t of Object.values(results)) t.dispose();
     return vectors;
   }
 

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureModel } from '../../scripts/fetch-model.mjs';
+import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-embedder.ts';
+
+/**
+ * The local model runs in a worker thread (ort-session.ts): the same vectors as on the caller's thread,
+ * and the caller's event loop keeps turning while a batch is embedded — onnxruntime-node computes
+ * synchronously on whichever thread calls it.
+ */
+
+let worker: OnnxEmbedder;
+let caller: OnnxEmbedder;
+const texts = Array.from({ length: 32 }, (_, i) =>
+  `record ${i}: the payments service keeps its ledger in postgres and replays it nightly `.repeat(6),
+);
+
+beforeAll(async () => {
+  const modelDir = await ensureModel({ model: 'all-MiniLM-L6-v2', log: false });
+  worker = await createOnnxEmbedder(modelDir);
+  caller = await createOnnxEmbedder(modelDir, { thread: 'caller' });
+}, 180_000);
+
+afterAll(async () => {
+  await worker?.close();
+  await caller?.close();
+});
+
+/** How many times a 2 ms timer fired while `embedder` embedded the batch, and how long that took. */
+async function ticksDuring(embedder: OnnxEmbedder): Promise<{ ticks: number; ms: number }> {
+  let ticks = 0;
+  const timer = setInterval(() => ticks++, 2);
+  const t0 = performance.now();
+  await embedder.embed(texts);
+  const ms = performance.now() - t0;
+  clearInterval(timer);
+  return { ticks, ms };
+}
+
+describe('the onnxruntime session in a worker thread', () => {
+  it('gives exactly the vectors the caller-thread session gives', async () => {
+    const [a, b] = await Promise.all([worker.embed(texts.slice(0, 5)), caller.embed(texts.slice(0, 5))]);
+    expect(a.map((v) => [...v])).toEqual(b.map((v) => [...v]));
+    expect(worker.modelId).toBe(caller.modelId);
+    expect(worker.batchInvariant).toBe(caller.batchInvariant);
+  });
+
+  it("leaves the caller's event loop free while it embeds a batch; the caller thread does not", async () => {
+    const onWorker = await ticksDuring(worker);
+    const onCaller = await ticksDuring(caller);
+    // At least one tick per 20 ms of embedding where the loop is free; the caller thread blocks it for the
+    // whole batch (one session.run), so the timer barely fires.
+    expect(onWorker.ticks).toBeGreaterThanOrEqual(Math.floor(onWorker.ms / 20));
+    expect(onCaller.ticks).toBeLessThan(Math.floor(onCaller.ms / 20));
+  });
+
+  it('a closed embedder refuses to embed', async () => {
+    const modelDir = await ensureModel({ model: 'all-MiniLM-L6-v2', log: false });
+    const e = await createOnnxEmbedder(modelDir);
+    await e.close();
+    await expect(e.embed(['x'])).rejects.toThrow(/closed/);
+  });
+});
