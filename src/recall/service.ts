@@ -112,6 +112,29 @@ export class RecallService {
     return (await timed('related', () => this.d.store.relatedArm(q, seeds))).map(([id]) => id);
   }
 
+  /**
+   * The relation walk from the best found records, and the records of every candidate. The arms' records
+   * are read while the walk runs (one round trip off the critical path); only records the walk alone
+   * reached are read after it — usually none.
+   */
+  private async relatedAndRecords(
+    q: ArmQuery,
+    found: ReadonlyArray<{ arm: string; ids: readonly string[]; weight: number }>,
+    scopeIds: readonly string[],
+    recipe: Recipe,
+    timed: <T>(name: string, fn: () => Promise<T>) => Promise<T>,
+  ): Promise<[string[], Map<string, RecordView & { contradicts: string[] }>]> {
+    const armIds = new Set([...found.flatMap((l) => l.ids), ...scopeIds]);
+    const read = (ids: readonly string[]) =>
+      ids.length === 0 ? Promise.resolve([]) : this.d.store.recordsByIds(q.scope, ids, q.knownAt);
+    const [related, armRecords] = await Promise.all([
+      recipe.arms.graph ? this.related(q, found, recipe, timed) : [],
+      timed('records', () => read([...armIds])),
+    ]);
+    const more = await read([...new Set(related)].filter((id) => !armIds.has(id)));
+    return [related, new Map([...armRecords, ...more].map((r) => [r.id, r]))];
+  }
+
   async recall(principal: Principal, input: unknown): Promise<RecallResult> {
     const cmd = parseCommand(RecallCommand, input);
     const recipe = getRecipe(cmd.recipe);
@@ -170,19 +193,12 @@ export class RecallService {
       { arm: 'vector', ids: vectorIds, weight: recipe.armWeights.vector ?? 1 },
       { arm: 'graph', ids: graphIds.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
     ];
-    const related = recipe.arms.graph ? await this.related(q, found, recipe, timed) : [];
+    const [related, records] = await this.relatedAndRecords(q, found, scopeIds, recipe, timed);
     const armLists = [
       ...found.slice(0, 3),
       { ...found[3]!, ids: [...new Set([...found[3]!.ids, ...related])] },
       { arm: 'scope', ids: scopeIds, weight: recipe.armWeights.scope ?? 1 },
     ].filter((l) => l.ids.length > 0);
-    const records = new Map(
-      (
-        await timed('records', () =>
-          this.d.store.recordsByIds(scope, [...new Set(armLists.flatMap((l) => l.ids))], q.knownAt),
-        )
-      ).map((r) => [r.id, r]),
-    );
     const t0 = performance.now();
     // A when-question: one more vote for the found candidates whose text places something in time.
     if (recipe.arms.temporal) {
