@@ -138,10 +138,6 @@ export class RecallService {
   async recall(principal: Principal, input: unknown): Promise<RecallResult> {
     const cmd = parseCommand(RecallCommand, input);
     const recipe = getRecipe(cmd.recipe);
-    const scope = await this.d.policy.readScope(principal, cmd.purpose);
-    const now = this.d.clock.now().toISOString();
-    const validAt = cmd.asOf.validAt ?? now;
-    const recallId = this.d.ids.uuid();
     const ms: Record<string, number> = {};
     const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
       const t0 = performance.now();
@@ -151,6 +147,14 @@ export class RecallService {
         ms[name] = Math.round((performance.now() - t0) * 10) / 10;
       }
     };
+    // The query's embedding needs no scope, so it runs while the caller's grants are read (the vector arm
+    // waits for one round trip less). A caller then refused only wastes the model's few milliseconds.
+    const embedding = recipe.arms.vector ? timed('embed', () => this.d.embedder.embed([cmd.query])) : null;
+    embedding?.catch(() => undefined); // awaited below; not an unhandled rejection if the grants refuse first
+    const scope = await this.d.policy.readScope(principal, cmd.purpose);
+    const now = this.d.clock.now().toISOString();
+    const validAt = cmd.asOf.validAt ?? now;
+    const recallId = this.d.ids.uuid();
     const q: ArmQuery = {
       scope,
       namespace: cmd.namespace,
@@ -165,8 +169,8 @@ export class RecallService {
     const lexicalArms =
       recipe.arms.lexical || recipe.arms.context ? this.lexicalArms(q, cmd.query, recipe, timed) : [[], []];
     const inherited = recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [];
-    const vec = recipe.arms.vector
-      ? timed('embed', () => this.d.embedder.embed([cmd.query])).then(([v]) =>
+    const vec = embedding
+      ? embedding.then(([v]) =>
           v ? timed('vector', () => this.d.store.vectorArm(q, [...v], this.d.embedder.modelId)) : [],
         )
       : [];
