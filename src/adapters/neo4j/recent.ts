@@ -17,6 +17,12 @@ export class Recent<V> {
     return hit && Date.now() - hit.at < this.ttlMs ? hit.value : undefined;
   }
 
+  /** The entry whatever its age, and whether it is still within the TTL. */
+  peek(key: string): { value: V; fresh: boolean } | undefined {
+    const hit = this.entries.get(key);
+    return hit && { value: hit.value, fresh: Date.now() - hit.at < this.ttlMs };
+  }
+
   set(key: string, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, { at: Date.now(), value });
