@@ -1,3 +1,6 @@
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureModel } from '../../scripts/fetch-model.mjs';
 import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-embedder.ts';
@@ -58,5 +61,17 @@ describe('the onnxruntime session in a worker thread', () => {
     const e = await createOnnxEmbedder(modelDir);
     await e.close();
     await expect(e.embed(['x'])).rejects.toThrow(/closed/);
+  });
+
+  it("a model the worker cannot load fails creation with the worker's error", async () => {
+    const modelDir = await ensureModel({ model: 'all-MiniLM-L6-v2', log: false });
+    const broken = await mkdtemp(join(tmpdir(), 'muninn-broken-model-'));
+    try {
+      await copyFile(join(modelDir, 'vocab.txt'), join(broken, 'vocab.txt'));
+      await writeFile(join(broken, 'model.onnx'), 'not an onnx model');
+      await expect(createOnnxEmbedder(broken)).rejects.toThrow(/onnxruntime worker/);
+    } finally {
+      await rm(broken, { recursive: true, force: true });
+    }
   });
 });

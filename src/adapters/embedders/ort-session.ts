@@ -67,8 +67,11 @@ export async function workerSession(bytes: Uint8Array, options: SessionOptions):
       worker.unref();
       worker.on('message', (m: Reply) => {
         if (m.type === 'ready') resolve({ worker, names: m });
-        else if (m.type === 'failed') reject(new Error(`onnxruntime worker: ${m.error}`));
-        else {
+        else if (m.type === 'failed') {
+          // A model that cannot load: the worker is ended (its exit clears `current`, so a later call tries again).
+          reject(new Error(`onnxruntime worker: ${m.error}`));
+          void worker.terminate();
+        } else {
           const p = pending.get(m.id);
           pending.delete(m.id);
           if (pending.size === 0) worker.unref();
@@ -85,14 +88,14 @@ export async function workerSession(bytes: Uint8Array, options: SessionOptions):
       worker.on('exit', (code) => died(new Error(`onnxruntime worker exited (code ${code})`)));
     });
 
-  const ask = async (message: object, transfer: ArrayBuffer[] = []): Promise<Reply> => {
+  const ask = async (message: object): Promise<Reply> => {
     current ??= start();
     const { worker } = await current;
     const id = ++ids;
     return new Promise<Reply>((resolve, reject) => {
       if (pending.size === 0) worker.ref();
       pending.set(id, { resolve, reject });
-      worker.postMessage({ ...message, id }, transfer);
+      worker.postMessage({ ...message, id });
     });
   };
 
