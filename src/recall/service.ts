@@ -18,8 +18,14 @@ import { collapseBySpan, spanKey } from './collapse.ts';
 import { lexicalDocuments, namesSubject, phrases, rankLexical, subjectWords } from './lexical.ts';
 import { temporalRanking } from './temporal.ts';
 
-/** Visible fulltext matches ranked per recall; below this many, ranking depends on visible records only. */
-const LEXICAL_FETCH = 500;
+/**
+ * Visible fulltext matches ranked per recall over a scope the fulltext index serves (the scan path reads
+ * every match); below this many, ranking depends on visible records only. Measured on LoCoMo dev with
+ * every namespace on the indexed path (2026-12-04): hybrid recall_any / recall_all / MRR 0.828 / 0.707 /
+ * 0.573 at 500, 0.827 / 0.706 / 0.578 at 200, 0.818 / 0.703 / 0.573 at 100; the statement's server time
+ * in a 3k-record namespace 12 → 7 ms and its wall time 22 → 10 ms (fewer documents filtered and sent).
+ */
+const LEXICAL_FETCH = 200;
 /** How many of the best found records the graph arm walks structural relations from. */
 const RELATED_SEEDS = 8;
 

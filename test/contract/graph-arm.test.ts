@@ -85,15 +85,15 @@ beforeAll(async () => {
 });
 
 afterEach(() => {
-  (Neo4jRecallArms as unknown as { EXACT_BELOW: number }).EXACT_BELOW = EXACT_BELOW;
+  (Neo4jRecallArms as unknown as { SCAN_BELOW: number }).SCAN_BELOW = SCAN_BELOW;
 });
 afterAll(() => c.cleanup());
-const EXACT_BELOW = Neo4jRecallArms.EXACT_BELOW;
+const SCAN_BELOW = Neo4jRecallArms.SCAN_BELOW;
 
 /** The arm's answer by the scan (this small graph) and by the anchor-first query (every scope "large"). */
 async function bothPaths(q: ArmQuery, anchors: string[]) {
   const scan = await graph.arms.graphArm(q, anchors);
-  (Neo4jRecallArms as unknown as { EXACT_BELOW: number }).EXACT_BELOW = -1;
+  (Neo4jRecallArms as unknown as { SCAN_BELOW: number }).SCAN_BELOW = -1;
   const anchored = await graph.arms.graphArm(q, anchors);
   return { scan, anchored };
 }

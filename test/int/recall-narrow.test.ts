@@ -102,7 +102,7 @@ describe('recall under a narrow namespace filter (15 of 100k records)', () => {
 });
 
 describe('recall over the whole tenant: the indexed arms (fulltext with scope terms, ANN over-fetch)', () => {
-  // Above EXACT_BELOW records under the request, lexical asks the fulltext index (scope terms, a growing
+  // Above SCAN_BELOW records under the request, lexical asks the fulltext index (scope terms, a growing
   // Lucene window) and vector the ANN index (over-fetch sized by the visible share): the other tenant holds
   // the very same namespaces, and none of its records may come back. The arms are asked directly for k:
   // through recall, precedence then folds the many conflicting "<svc> stores <data> in …" statements of

@@ -53,8 +53,18 @@ export class Neo4jRecallArms implements RecallArms {
   recordsByIds: RecallArms['recordsByIds'] = (scope, ids, knownAt) =>
     this.reads.recordsByIds(scope, ids, knownAt);
 
-  /** At or below this many records under the request, the arms scan them exactly. */
+  /** At or below this many records under the request, the vector arm (no vectors held) scans them exactly. */
   static readonly EXACT_BELOW = 2000;
+  /**
+   * At or below this many records under the request, the lexical and graph arms scan them; above it they
+   * ask the fulltext index and start from the anchors. Where the costs cross, measured as server time per
+   * statement (2026-12-04): a scan reads every record of the scope, ~20 µs each for lexical and ~14 µs for
+   * graph (19.6 and 13.3 ms at 921 records), while the indexed lexical query costs 0.5 ms at 20 records and
+   * ~6–10 ms at 500–3,000, and the anchor-first walk 2.3–6.5 ms, growing with the anchors' records (a hub
+   * about 2,981 records: 5.8 ms even for a 20-record scope). Both paths rank the same way
+   * (test/contract/graph-arm.test.ts; LoCoMo dev scores alike with every namespace indexed).
+   */
+  static readonly SCAN_BELOW = 200;
   private readonly sizes: SubtreeSizes;
 
   /** How many records the request covers, counted up to SubtreeSizes.CAP (past every bound here). */
@@ -67,7 +77,7 @@ export class Neo4jRecallArms implements RecallArms {
     if (terms.length === 0) return [];
     // A small request scope: read its visible records whose text, subject or turn context contains a
     // query term, all of them. Ranking is word-level in the service (src/recall/lexical.ts).
-    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW) {
+    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.SCAN_BELOW) {
       const res = await this.db.read(
         'recall.lexicalScan',
         `${SUBTREE}
@@ -203,7 +213,7 @@ export class Neo4jRecallArms implements RecallArms {
     if (anchorIds.length === 0) return [];
     const params = { ...armParams(q), anchors: [...anchorIds] };
     // A small request scope starts from its records (the anchors may be about thousands elsewhere).
-    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.EXACT_BELOW) {
+    if ((await this.subtreeSize(q)) <= Neo4jRecallArms.SCAN_BELOW) {
       const res = await this.db.read(
         'recall.graphScan',
         `${SUBTREE}
