@@ -61,8 +61,9 @@ export class Neo4jRecallArms implements RecallArms {
    * statement (2026-12-04): a scan reads every record of the scope, ~20 µs each for lexical and ~14 µs for
    * graph (19.6 and 13.3 ms at 921 records), while the indexed lexical query costs 0.5 ms at 20 records and
    * ~6–10 ms at 500–3,000, and the anchor-first walk 2.3–6.5 ms, growing with the anchors' records (a hub
-   * about 2,981 records: 5.8 ms even for a 20-record scope). Both paths rank the same way
-   * (test/contract/graph-arm.test.ts; LoCoMo dev scores alike with every namespace indexed).
+   * about 2,981 records: 5.8 ms even for a 20-record scope). The graph arm's two paths give the same
+   * answer (test/contract/graph-arm.test.ts); the lexical arm's match words differently (a substring scan,
+   * the analysed index) and score alike on LoCoMo dev with every namespace on the index.
    */
   static readonly SCAN_BELOW = 200;
   private readonly sizes: SubtreeSizes;
