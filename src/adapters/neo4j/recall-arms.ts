@@ -291,20 +291,14 @@ export class Neo4jRecallArms implements RecallArms {
     if (ancestors.length === 0) return [];
     // Nearest ancestor first, each one's best by confidence: the outer LIMIT stops asking for the next
     // (farther) ancestor once k are found, so a parent holding k norms spares reading the grandparents'.
-    // Within an ancestor, only confidence and id are read before the records are put in order; the whole
-    // filter then runs in that order until k pass (a filter after a sort streams, as in the graph arm). A
-    // record's place depends on itself alone, so the answer is the one filtering first gives
-    // (test/contract/scope-arm.test.ts). A 485-record team namespace: 3,502 → ~1,750 db hits.
     const res = await this.db.read(
       'recall.scope',
       `UNWIND range(0, size($ancestors) - 1) AS depth
        CALL (depth) {
          MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
-         WHERE ${AT_ANCESTOR}
-         WITH n ORDER BY n.confidence DESC, n.id
-         WITH n WHERE ${ARM_WHERE}
+         WHERE ${AT_ANCESTOR} AND ${ARM_WHERE}
            AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
-         RETURN n LIMIT toInteger($k)
+         RETURN n ORDER BY n.confidence DESC, n.id LIMIT toInteger($k)
        }
        RETURN n.id AS id LIMIT toInteger($k)`,
       { ...armParams(q), ancestors },
