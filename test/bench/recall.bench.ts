@@ -7,7 +7,10 @@
 //     and with 8 concurrent callers: p50/p95/p99 end to end, tokens returned, and the median of each stage
 //     the recall service logs (embed, anchors, lexical, vector, graph, scope, records, fuse, pack);
 //  3. PROFILEs every statement one recall sends in each scope, through the one Cypher executor (its
-//     observer sees the exact Cypher and parameters): time as run, rows, db hits, the costliest operators.
+//     observer sees the exact Cypher and parameters): time as run, rows, db hits, the costliest operators;
+//  4. replays the statements of BENCH_REPLAY recalls per scope (default 30; 0 skips), each alone, best of
+//     three: Neo4j's server time and the wall time per recall (statement-replay.ts), steadier than the
+//     end-to-end figures for comparing two builds on a loaded machine.
 // Queries are embedded by the server's embedder (MUNINN_EMBEDDER, default the local model). Seeding embeds
 // with the same one by default, since the vector arm compares only vectors of the query's model (a record
 // embedded by another model is not found by vector): 100k local-model embeddings take ~18 min on 2 idle
@@ -33,6 +36,7 @@ import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { createHashingEmbedder } from '../../src/adapters/embedders/hashing.ts';
 import type { StatementRun } from '../../src/adapters/neo4j/executor.ts';
 import type { Logger } from '../../src/ports/logger.ts';
+import { replayStatements } from './statement-replay.ts';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = (process.env['BENCH_SIZES'] ?? (QUICK ? '2000' : '100000'))
@@ -266,6 +270,19 @@ try {
     if (!QUICK || process.env['BENCH_PROFILE'] === '1') {
       console.log(`[${have / 1000}k records] PROFILE of each statement of one recall:`);
       for (const scope of SCOPES) await profileScope(scope);
+    }
+    const replays = Number(process.env['BENCH_REPLAY'] ?? (QUICK ? 0 : 30));
+    if (replays > 0) {
+      console.log(
+        `[${have / 1000}k records] statements of ${replays} recalls replayed alone, server / wall per recall:`,
+      );
+      for (const scope of SCOPES) {
+        const rng = prng(0x51);
+        const line = await replayStatements(m.store.db, replays, () =>
+          recall({ query: benchQuery(rng), namespace: scope.namespace(rng) }),
+        );
+        console.log(`  ${scope.name}: ${line}`);
+      }
     }
   }
 } finally {
