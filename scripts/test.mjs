@@ -37,7 +37,7 @@ try {
   mkdirSync(`${root}test-results`, { recursive: true });
   const out = `${root}test-results/vitest.json`;
   rmSync(out, { force: true });
-  run('vitest', 'npx', [
+  const vitestOk = run('vitest', 'npx', [
     'vitest',
     'run',
     '--reporter=default',
@@ -51,9 +51,18 @@ try {
     results.failed += report.numFailedTests;
     // A file that failed without a failed test (it did not load, or a beforeAll threw and its tests
     // were skipped) counts as one failure: otherwise a broken file would leave the total green.
-    results.failed += report.testResults.filter(
+    const brokenFiles = report.testResults.filter(
       (f) => f.status === 'failed' && !f.assertionResults.some((a) => a.status === 'failed'),
     ).length;
+    results.failed += brokenFiles;
+    // A worker that died (out of memory, say) or an unhandled error fails vitest's run while its report
+    // may hold no failed test at all: the exit status counts too.
+    if (!vitestOk && report.numFailedTests + brokenFiles === 0) {
+      results.failed++;
+      process.stderr.write(
+        '✗ vitest exited non-zero with no failed test in its report (a crashed worker?)\n',
+      );
+    }
   } catch {
     results.failed++;
     process.stderr.write('✗ vitest produced no report\n');
