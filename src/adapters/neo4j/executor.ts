@@ -81,7 +81,9 @@ export class CypherExecutor {
       const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.READ });
       try {
         return await this.observed(op, cypher, params, () =>
-          session.run<R>({ text: cypher, parameters: params }, { metadata: { op }, timeout: 120_000 }),
+          unstacked(() =>
+            session.run<R>({ text: cypher, parameters: params }, { metadata: { op }, timeout: 120_000 }),
+          ),
         );
       } catch (e) {
         if (!neo4j.isRetryableError(e) || performance.now() - started > CypherExecutor.READ_RETRY_MS)
@@ -157,7 +159,7 @@ export class CypherExecutor {
       defaultAccessMode: mode === 'READ' ? neo4j.session.READ : neo4j.session.WRITE,
     });
     const run = <R extends RecordShape>(mtx: ManagedTransaction, cypher: string, params: Params) =>
-      this.observed(op, cypher, params, () => mtx.run<R>(cypher, params));
+      this.observed(op, cypher, params, () => unstacked(() => mtx.run<R>(cypher, params)));
     const work = (mtx: ManagedTransaction): Promise<T> =>
       fn({
         run: <R extends RecordShape>(cypher: string, params: Params = {}) => run<R>(mtx, cypher, params),
@@ -172,6 +174,23 @@ export class CypherExecutor {
     } finally {
       await session.close();
     }
+  }
+}
+
+/**
+ * Starts a driver call without the stack trace the driver captures for every result (its Result
+ * constructor formats `new Error().stack`, source-mapped under tsx). That was ~10 % of the API thread's
+ * time in the write benchmark (bench:ledger, 64 callers: 1.5 of 17.6 s). A failed statement is still
+ * named by its op in the mapped error and in logs; only the driver's JavaScript call site is lost.
+ * Restored before anything else can run: the driver builds the result synchronously.
+ */
+function unstacked<T>(start: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return start();
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 
