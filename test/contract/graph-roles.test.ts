@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
 import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
-import type { EntityState, Receipt, RecordState } from '../../src/domain/fold.ts';
+import type { EntityState, GrantState, Receipt, RecordState } from '../../src/domain/fold.ts';
 import type { Sensitivity } from '../../src/domain/model.ts';
 import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
 import { testConfig } from '../support/harness.ts';
@@ -61,6 +61,20 @@ const receipt = (key: string, recordId: string): Receipt => ({
   recordedAt: t0,
 });
 
+// The same grantee holds a grant in each tenant.
+const grant = (t: string, namespace: string): GrantState => ({
+  tenant: t,
+  id: `g-${namespace}`,
+  grantee: 'iss|ada',
+  namespace,
+  maxSensitivity: 'INTERNAL',
+  purposes: null,
+  grantedBy: 'iss|root',
+  grantedAt: t0,
+  revokedAt: null,
+  revokeReason: null,
+});
+
 // The tenant's records: the visible one (acme/eng, PUBLIC), one above a PUBLIC clearance, one in another
 // namespace; the other tenant holds a record with the same id and text.
 const records = [
@@ -97,7 +111,7 @@ beforeAll(async () => {
       entities: [entity(tenant), entity(otherTenant)],
       receipts: [receipt('k1', 'r-eng'), receipt('k1#relate', 'r-ops'), receipt('k10', 'r-secret')],
       episodes: [],
-      grants: [],
+      grants: [grant(tenant, 'acme/eng'), grant(otherTenant, 'acme/ops')],
     });
     await tx.setCheckpoint(topic, 0, 41n);
   });
@@ -187,6 +201,30 @@ describe('IngestLookups', () => {
     expect(await graph.lookups.receipt(otherTenant, 'k1')).toBeUndefined();
     const byPrefix = await graph.lookups.receiptsByPrefix(tenant, 'k1');
     expect(byPrefix.map((r) => r.idempotencyKey)).toEqual(['k1', 'k1#relate']);
+  });
+
+  it('receipts and grants asked for together: one statement each, every caller answered for its own tenant', async () => {
+    const ops: string[] = [];
+    db.observer = (r) => ops.push(r.op);
+    try {
+      const [mine, theirs, none, gMine, gTheirs, gNobody] = await Promise.all([
+        graph.lookups.receipt(tenant, 'k1'),
+        graph.lookups.receipt(otherTenant, 'k1'),
+        graph.lookups.receipt(tenant, 'k-none'),
+        graph.lookups.grantsFor(tenant, ['iss|ada']),
+        graph.lookups.grantsFor(otherTenant, ['iss|ada', 'iss|bob']),
+        graph.lookups.grantsFor(tenant, ['iss|nobody']),
+      ]);
+      expect(mine?.recordId).toBe('r-eng');
+      expect(theirs).toBeUndefined();
+      expect(none).toBeUndefined();
+      expect(gMine.map((g) => [g.tenant, g.namespace])).toEqual([[tenant, 'acme/eng']]);
+      expect(gTheirs.map((g) => [g.tenant, g.namespace])).toEqual([[otherTenant, 'acme/ops']]);
+      expect(gNobody).toEqual([]);
+    } finally {
+      db.observer = undefined;
+    }
+    expect(ops.sort()).toEqual(['grants.for', 'receipt.get']);
   });
 });
 

@@ -48,7 +48,7 @@ const large = { 'recall.size': [{ c: 50_000 }] };
 /** The vector arm's in-process shards: one namespace's stamp and two of its vectors to rank. */
 const held = {
   ...small,
-  'recall.vectorStamps': [{ ns: 'acme/eng/web', epoch: 'e1', seq: 4 }],
+  'recall.vectorStamps': [{ i: 0, ns: 'acme/eng/web', epoch: 'e1', seq: 4 }],
   'recall.vectorLoad': [
     { ns: 'acme/eng/web', id: 'r2', model: 'm1', vector: [0.2, 0.1] },
     { ns: 'acme/eng/web', id: 'r1', model: 'm1', vector: [0.1, 0.2] },
@@ -80,6 +80,12 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
   for (const s of sent) {
     if (s.op === SIZE_PROBE) {
       expect(s.cypher).toContain('n.tenant = $tenant AND n.namespace IN $chain');
+      continue;
+    }
+    if (s.op === 'recall.vectorStamps') {
+      // One statement for the requests asking together (coalesce.ts): each row carries its tenant.
+      expect(s.cypher).toMatch(/st\.tenant = q\.tenant AND .*st\.namespace/);
+      for (const q of s.params['qs'] as Array<{ tenant: string }>) expect(q.tenant).toBe(scopeParams.tenant);
       continue;
     }
     if (PROBES.includes(s.op)) {

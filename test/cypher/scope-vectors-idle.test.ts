@@ -9,7 +9,7 @@ import { recordingExecutor } from './recording-executor.ts';
  * loads it whole again — and a vector erased meanwhile is not held by a process that stopped recalling.
  */
 const answers = {
-  'recall.vectorStamps': [{ ns: 'acme/eng', epoch: 'e1', seq: 1 }],
+  'recall.vectorStamps': [{ i: 0, ns: 'acme/eng', epoch: 'e1', seq: 1 }],
   'recall.vectorLoad': [{ ns: 'acme/eng', id: 'r1', model: 'm1', vector: [1, 0] }],
   'recall.vectorVisible': [{ id: 'r1' }],
 };
@@ -30,7 +30,8 @@ afterEach(() => {
 
 describe('vectors held in process are dropped when idle', () => {
   it('a shard in use is loaded once; unused for IDLE_MS it is dropped and loaded whole again', async () => {
-    vi.useFakeTimers();
+    // setImmediate stays real: the stamp read is sent after the turn it was asked in (coalesce.ts).
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const db = recordingExecutor(answers);
     const memory = new ScopeVectors(db, 1000);
     expect(await memory.nearest(arm, [1, 0], 'm1')).toEqual(['r1']);

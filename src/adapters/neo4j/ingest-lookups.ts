@@ -7,6 +7,7 @@ import { Neo4jRecordReads } from './record-reads.ts';
 import { Neo4jRollbackLookups } from './rollback-lookups.ts';
 import { Neo4jStewardReads } from './steward.ts';
 import { Neo4jErasureLookups } from './erasure-lookups.ts';
+import { Coalesced } from './coalesce.ts';
 import { ScopeVectors } from './scope-vectors.ts';
 import { SubtreeSizes } from './subtree-size.ts';
 
@@ -17,6 +18,9 @@ export class Neo4jIngestLookups implements IngestLookups {
   private readonly steward: Neo4jStewardReads;
   private readonly erasure: Neo4jErasureLookups;
   private readonly sizes: SubtreeSizes;
+  /** Receipts and grants asked for together are read together (coalesce.ts): every write reads both. */
+  private readonly receipts: Coalesced<ReceiptKey, Receipt | undefined>;
+  private readonly grants: Coalesced<GranteesKey, GrantState[]>;
 
   /** `memory`: the record vectors held in process, shared with recall's vector arm (graph-store.ts). */
   constructor(
@@ -28,6 +32,14 @@ export class Neo4jIngestLookups implements IngestLookups {
     this.rollback = new Neo4jRollbackLookups(db);
     this.steward = new Neo4jStewardReads(db);
     this.erasure = new Neo4jErasureLookups(db);
+    this.receipts = new Coalesced(
+      (keys) => receiptsByKey(db, keys),
+      (k) => `${k.tenant}\u0000${k.key}`,
+    );
+    this.grants = new Coalesced(
+      (keys) => grantsByGrantees(db, keys),
+      (k) => JSON.stringify([k.tenant, ...k.grantees]),
+    );
   }
 
   standingHolds: IngestLookups['standingHolds'] = (tenant) => this.erasure.holds(tenant, false);
@@ -44,17 +56,8 @@ export class Neo4jIngestLookups implements IngestLookups {
   entityFacts: IngestLookups['entityFacts'] = (scope, probes) => entityFacts(this.db, scope, probes);
   findEntity: IngestLookups['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
 
-  async receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined> {
-    const res = await this.db.read(
-      'receipt.get',
-      'MATCH (r:Receipt {tenant: $tenant, idempotencyKey: $key}) RETURN r',
-      {
-        tenant,
-        key: idempotencyKey,
-      },
-    );
-    const r = res.records[0];
-    return r ? toReceipt(r.get('r').properties) : undefined;
+  receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined> {
+    return this.receipts.read({ tenant, key: idempotencyKey });
   }
 
   async receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]> {
@@ -76,15 +79,42 @@ export class Neo4jIngestLookups implements IngestLookups {
     return r ? toGrant(r.get('g').properties) : undefined;
   }
 
-  async grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]> {
-    if (grantees.length === 0) return [];
-    const res = await this.db.read(
-      'grants.for',
-      // Revoked grants too: an identity whose last grant was revoked has no access, not the default.
-      `MATCH (g:Grant {tenant: $tenant}) WHERE g.grantee IN $grantees
-       RETURN g ORDER BY g.id`,
-      { tenant, grantees: [...grantees] },
-    );
-    return res.records.map((r) => toGrant(r.get('g').properties));
+  grantsFor(tenant: string, grantees: readonly string[]): Promise<GrantState[]> {
+    if (grantees.length === 0) return Promise.resolve([]);
+    return this.grants.read({ tenant, grantees });
   }
+}
+
+type ReceiptKey = { readonly tenant: string; readonly key: string };
+type GranteesKey = { readonly tenant: string; readonly grantees: readonly string[] };
+
+/** The receipts of several (tenant, idempotency key) pairs, one statement; undefined where none is stored. */
+async function receiptsByKey(db: Executor, keys: readonly ReceiptKey[]): Promise<Array<Receipt | undefined>> {
+  const res = await db.read(
+    'receipt.get',
+    `UNWIND $keys AS k
+     MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.key})
+     RETURN k.i AS i, r`,
+    { keys: keys.map((k, i) => ({ i, tenant: k.tenant, key: k.key })) },
+  );
+  const out: Array<Receipt | undefined> = keys.map(() => undefined);
+  for (const r of res.records) out[Number(r.get('i'))] = toReceipt(r.get('r').properties);
+  return out;
+}
+
+/**
+ * Each query's grants of its grantees in its tenant, by id, one statement. Revoked grants too: an identity
+ * whose last grant was revoked has no access, not the default.
+ */
+async function grantsByGrantees(db: Executor, qs: readonly GranteesKey[]): Promise<GrantState[][]> {
+  const res = await db.read(
+    'grants.for',
+    `UNWIND $qs AS q
+     MATCH (g:Grant {tenant: q.tenant}) WHERE g.grantee IN q.grantees
+     RETURN q.i AS i, g ORDER BY i, g.id`,
+    { qs: qs.map((q, i) => ({ i, tenant: q.tenant, grantees: [...q.grantees] })) },
+  );
+  const out: GrantState[][] = qs.map(() => []);
+  for (const r of res.records) out[Number(r.get('i'))]!.push(toGrant(r.get('g').properties));
+  return out;
 }

@@ -2,7 +2,35 @@ import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
 import { ARM_WHERE, armParams, namespaceKey } from './scope.ts';
+import { Coalesced } from './coalesce.ts';
 import { Ranking, Shard, windows, type VectorRow } from './vector-shards.ts';
+
+/** A namespace's stamp as the projection last set it. */
+type Stamp = { readonly key: string; readonly ns: string; readonly epoch: string; readonly seq: number };
+
+/** The stamps of each request's namespaces (its ancestors' and its subtree's), one statement for all. */
+async function stampsOf(db: Executor, qs: ReadonlyArray<{ tenant: string; ns: string }>): Promise<Stamp[][]> {
+  const res = await db.read(
+    'recall.vectorStamps',
+    `UNWIND $qs AS q
+     MATCH (st:ScopeStamp)
+     WHERE st.tenant = q.tenant AND (st.namespace IN q.chain OR st.namespace STARTS WITH q.ns + '/')
+     RETURN q.i AS i, st.namespace AS ns, st.epoch AS epoch, st.seq AS seq`,
+    { qs: qs.map((q, i) => ({ i, tenant: q.tenant, ns: q.ns, chain: namespaceChain(q.ns) })) },
+  );
+  const out: Stamp[][] = qs.map(() => []);
+  for (const r of res.records) {
+    const i = Number(r.get('i'));
+    const ns = String(r.get('ns'));
+    out[i]!.push({
+      key: namespaceKey(qs[i]!.tenant, ns),
+      ns,
+      epoch: String(r.get('epoch')),
+      seq: Number(r.get('seq')),
+    });
+  }
+  return out;
+}
 
 /*
  * The vector arm over a request scope of up to MAX_SCOPE records, from vectors held in process.
@@ -40,12 +68,19 @@ export class ScopeVectors {
   private sweeper: ReturnType<typeof setInterval> | undefined;
   private held = 0;
   private loading: Promise<unknown> = Promise.resolve();
+  /** Every write's relate and every recall read their scope's stamps: those asked together, together. */
+  private readonly stamps: Coalesced<{ tenant: string; ns: string }, Stamp[]>;
 
   constructor(
     private readonly db: Executor,
     /** Most vectors held at once across shards; 0 turns the arm off. */
     readonly maxHeld: number,
-  ) {}
+  ) {
+    this.stamps = new Coalesced(
+      (qs) => stampsOf(db, qs),
+      (q) => `${q.tenant}\u0000${q.ns}`,
+    );
+  }
 
   /** Whether a scope of `size` records is ranked here. */
   covers(size: number): boolean {
@@ -79,18 +114,7 @@ export class ScopeVectors {
    * namespace's stamp: every record vector of the request, whoever may see it — rank them, then filter.
    */
   async shards(tenant: string, namespace: string): Promise<Shard[]> {
-    const res = await this.db.read(
-      'recall.vectorStamps',
-      `MATCH (st:ScopeStamp) WHERE st.tenant = $tenant AND (st.namespace IN $chain OR st.namespace STARTS WITH $ns + '/')
-       RETURN st.namespace AS ns, st.epoch AS epoch, st.seq AS seq`,
-      { tenant, ns: namespace, chain: namespaceChain(namespace) },
-    );
-    const stamps = res.records.map((r) => ({
-      key: namespaceKey(tenant, String(r.get('ns'))),
-      ns: String(r.get('ns')),
-      epoch: String(r.get('epoch')),
-      seq: Number(r.get('seq')),
-    }));
+    const stamps = await this.stamps.read({ tenant, ns: namespace });
     const stale = () => stamps.filter((s) => !this.current(s.key, s.epoch, s.seq));
     if (stale().length > 0) {
       // One load at a time: a shard is read once however many recalls find it stale together.
