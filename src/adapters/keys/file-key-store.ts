@@ -93,21 +93,23 @@ export class FileKeyStore implements KeyStore {
     if (existing) throw conflict('the item was erased: nothing new can be written for it');
     const path = await this.pathOf(id, true);
     const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+    const key = new Uint8Array(randomBytes(32));
     const fh = await open(tmp, 'wx', 0o600);
     try {
-      await fh.writeFile(JSON.stringify({ key: randomBytes(32).toString('base64') }));
+      await fh.writeFile(JSON.stringify({ key: Buffer.from(key).toString('base64') }));
       await fh.sync();
     } finally {
       await fh.close();
     }
     try {
       await link(tmp, path);
+      return key; // ours is the file now: no need to read it back
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
     } finally {
       await unlink(tmp).catch(() => undefined);
     }
-    return this.createOrRead(id);
+    return this.createOrRead(id); // another writer's key won the race: use that one
   }
 
   private async read(id: string): Promise<{ key: Uint8Array } | { destroyed: true } | null> {
