@@ -57,4 +57,14 @@ describe('Coalesced point reads', () => {
     fail = false;
     await expect(c.read(3)).resolves.toBe(3);
   });
+
+  it('without a key identity every call is read as its own key, equal or not', async () => {
+    const calls: number[][] = [];
+    const c = new Coalesced<number, number>((keys) => {
+      calls.push([...keys]);
+      return Promise.resolve(keys.map((k) => k + 1));
+    });
+    await expect(Promise.all([c.read(1), c.read(1)])).resolves.toEqual([2, 2]);
+    expect(calls).toEqual([[1, 1]]);
+  });
 });

@@ -17,8 +17,11 @@ export class Coalesced<K, V> {
   constructor(
     /** One statement for the distinct keys: the answers in the same order. */
     private readonly readMany: (keys: readonly K[]) => Promise<readonly V[]>,
-    /** Identity of a key: equal keys in one turn are read once and share one answer (read-only). */
-    private readonly keyOf: (key: K) => string,
+    /**
+     * Identity of a key: equal keys in one turn are read once and share one answer (read-only). Without
+     * it every call is read as its own key.
+     */
+    private readonly keyOf?: (key: K) => string,
     /** Most keys per statement; a fuller batch goes at once. */
     private readonly max = 256,
   ) {}
@@ -38,6 +41,7 @@ export class Coalesced<K, V> {
     const index = new Map<string, number>();
     const keys: K[] = [];
     const slot = batch.map(({ key }) => {
+      if (!this.keyOf) return keys.push(key) - 1;
       const id = this.keyOf(key);
       let i = index.get(id);
       if (i === undefined) {

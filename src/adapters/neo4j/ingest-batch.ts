@@ -72,6 +72,44 @@ export async function relateCandidatesMany(
   return out.map((m) => [...m.values()]);
 }
 
+/** One request's relate lookup, as `relateCandidatesMany` takes it. */
+export interface RelateCall {
+  readonly scope: ReadScope;
+  readonly namespace: string;
+  readonly queries: readonly RelateQuery[];
+  readonly k: number;
+}
+
+/**
+ * Several requests' relate lookups, those under the same scope, namespace and k as one request of all
+ * their queries (coalesce.ts gathers the calls of one event-loop turn). Each query is answered in its own
+ * subquery, so its candidates are the same whichever queries share its statement.
+ */
+export async function relateTogether(
+  deps: RelateDeps,
+  calls: readonly RelateCall[],
+): Promise<RelatedCandidate[][][]> {
+  const groups = new Map<string, number[]>();
+  calls.forEach((c, i) => {
+    const key = JSON.stringify([c.scope, c.namespace, c.k]);
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  });
+  const out: RelatedCandidate[][][] = calls.map(() => []);
+  await Promise.all(
+    [...groups.values()].map(async (members) => {
+      const first = calls[members[0]!]!;
+      const queries = members.flatMap((i) => calls[i]!.queries);
+      const answers = await relateCandidatesMany(deps, first.scope, first.namespace, queries, first.k);
+      let at = 0;
+      for (const i of members) {
+        out[i] = answers.slice(at, at + calls[i]!.queries.length);
+        at += calls[i]!.queries.length;
+      }
+    }),
+  );
+  return out;
+}
+
 type VectorQuery = { i: number; vector: number[]; modelId: string };
 /** One request's vector lookups: its tenant and namespace, the scope's parameters, the drafts' vectors. */
 type VectorLookup = {

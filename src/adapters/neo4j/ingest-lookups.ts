@@ -1,6 +1,6 @@
 import type { GrantState, Receipt } from '../../domain/fold.ts';
-import type { IngestLookups } from '../../ports/graph.ts';
-import { entityFacts, relateCandidatesMany } from './ingest-batch.ts';
+import type { IngestLookups, RelatedCandidate } from '../../ports/graph.ts';
+import { entityFacts, relateTogether, type RelateCall } from './ingest-batch.ts';
 import type { Executor } from './executor.ts';
 import { toGrant, toReceipt } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
@@ -21,6 +21,8 @@ export class Neo4jIngestLookups implements IngestLookups {
   /** Receipts and grants asked for together are read together (coalesce.ts): every write reads both. */
   private readonly receipts: Coalesced<ReceiptKey, Receipt | undefined>;
   private readonly grants: Coalesced<GranteesKey, GrantState[]>;
+  /** Relate lookups of one turn under the same scope go as one (ingest-batch.ts, relateTogether). */
+  private readonly relate: Coalesced<RelateCall, RelatedCandidate[][]>;
 
   /** `memory`: the record vectors held in process, shared with recall's vector arm (graph-store.ts). */
   constructor(
@@ -35,6 +37,9 @@ export class Neo4jIngestLookups implements IngestLookups {
     this.receipts = new Coalesced(
       (keys) => receiptsByKey(db, keys),
       (k) => `${k.tenant}\u0000${k.key}`,
+    );
+    this.relate = new Coalesced((calls) =>
+      relateTogether({ db: this.db, sizes: this.sizes, memory: this.memory }, calls),
     );
     this.grants = new Coalesced(
       (keys) => grantsByGrantees(db, keys),
@@ -51,8 +56,8 @@ export class Neo4jIngestLookups implements IngestLookups {
 
   record: IngestLookups['record'] = (scope, id, asOf) => this.reads.record(scope, id, asOf);
   /** The gather step's batched lookups (ingest-batch.ts): one round trip per kind for a whole request. */
-  relateCandidatesMany: IngestLookups['relateCandidatesMany'] = (scope, ns, queries, k) =>
-    relateCandidatesMany({ db: this.db, sizes: this.sizes, memory: this.memory }, scope, ns, queries, k);
+  relateCandidatesMany: IngestLookups['relateCandidatesMany'] = (scope, namespace, queries, k) =>
+    queries.length === 0 ? Promise.resolve([]) : this.relate.read({ scope, namespace, queries, k });
   entityFacts: IngestLookups['entityFacts'] = (scope, probes) => entityFacts(this.db, scope, probes);
   findEntity: IngestLookups['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
 

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import type { ReadScope } from '../../src/ports/graph.ts';
+import { recordedRoles } from './roles.ts';
+
+/**
+ * Relate lookups asked for in the same event-loop turn (coalesce.ts): those under one scope, namespace
+ * and k go as one statement of all their queries, and each caller gets the answers of its own queries;
+ * a lookup under another scope never shares a statement (its parameters are its own scope's).
+ */
+const scope = (tenant: string): ReadScope => ({
+  tenant,
+  grants: [{ root: null, maxSensitivity: 'INTERNAL' }],
+});
+const row = (i: number, id: string) => ({
+  i,
+  id,
+  namespace: 'acme',
+  sensitivity: 'INTERNAL',
+  class: 'FACT',
+  subject: 's',
+  predicate: 'p',
+  object: 'o',
+  text: 't',
+  status: 'ACTIVE',
+  version: 1,
+  confidence: 0.9,
+  score: null,
+});
+const q = (subject: string) => ({ subject, vector: null, modelId: 'm1' });
+
+describe('relate lookups of one turn', () => {
+  it('under the same scope: one statement, each caller answered from its own queries', async () => {
+    const r = recordedRoles({ 'relate.bySubjectMany': [row(0, 'a0'), row(1, 'a1'), row(2, 'b0')] });
+    const [a, b] = await Promise.all([
+      r.lookups.relateCandidatesMany(scope('t1'), 'acme', [q('Alpha'), q('Beta')], 5),
+      r.lookups.relateCandidatesMany(scope('t1'), 'acme', [q('Gamma')], 5),
+    ]);
+    const sent = r.db.sent.filter((s) => s.op === 'relate.bySubjectMany');
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.params['qs']).toEqual([
+      { i: 0, subjectKey: 'alpha' },
+      { i: 1, subjectKey: 'beta' },
+      { i: 2, subjectKey: 'gamma' },
+    ]);
+    expect(a.map((cs) => cs.map((c) => c.id))).toEqual([['a0'], ['a1']]);
+    expect(b.map((cs) => cs.map((c) => c.id))).toEqual([['b0']]);
+  });
+
+  it('under another tenant, or another namespace: a statement of its own with its own parameters', async () => {
+    const r = recordedRoles();
+    await Promise.all([
+      r.lookups.relateCandidatesMany(scope('t1'), 'acme', [q('Alpha')], 5),
+      r.lookups.relateCandidatesMany(scope('t2'), 'acme', [q('Alpha')], 5),
+      r.lookups.relateCandidatesMany(scope('t1'), 'acme/eng', [q('Alpha')], 5),
+    ]);
+    const sent = r.db.sent.filter((s) => s.op === 'relate.bySubjectMany');
+    expect(sent.map((s) => [s.params['tenant'], s.params['ns']]).sort()).toEqual([
+      ['t1', 'acme'],
+      ['t1', 'acme/eng'],
+      ['t2', 'acme'],
+    ]);
+  });
+});
