@@ -34,9 +34,8 @@ import {
 import { createEmbedder, startMuninn } from '../../src/main.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { createHashingEmbedder } from '../../src/adapters/embedders/hashing.ts';
-import type { StatementRun } from '../../src/adapters/neo4j/executor.ts';
 import type { Logger } from '../../src/ports/logger.ts';
-import { replayStatements } from './statement-replay.ts';
+import { replayStatements, statementsOf } from './statement-replay.ts';
 
 const QUICK = process.env['BENCH_QUICK'] === '1';
 const SIZES = (process.env['BENCH_SIZES'] ?? (QUICK ? '2000' : '100000'))
@@ -185,14 +184,8 @@ const operators = (p: Plan | undefined): Array<{ op: string; hits: number; rows:
 
 async function profileScope(scope: Scope): Promise<void> {
   const rng = prng(0x9f);
-  const runs: StatementRun[] = [];
   const input = { query: benchQuery(rng), namespace: scope.namespace(rng) };
-  m.store.db.observer = (r) => runs.push(r);
-  try {
-    await recall(input);
-  } finally {
-    m.store.db.observer = undefined;
-  }
+  const runs = await statementsOf(m.store.db, () => recall(input));
   console.log(`  ${scope.name} (${input.namespace}), "${input.query}":`);
   for (const r of runs) {
     const res = await m.store.db.read('bench.profile', `PROFILE ${r.cypher}`, r.params);

@@ -1,5 +1,20 @@
 import type { CypherExecutor, StatementRun } from '../../src/adapters/neo4j/executor.ts';
 
+/** Every statement `work` sends through the executor, as it ran (the executor's observer). */
+export async function statementsOf(
+  db: CypherExecutor,
+  work: () => Promise<unknown>,
+): Promise<StatementRun[]> {
+  const runs: StatementRun[] = [];
+  db.observer = (r) => runs.push(r);
+  try {
+    await work();
+  } finally {
+    db.observer = undefined;
+  }
+  return runs;
+}
+
 /**
  * The database's share of a recall, steadier than end-to-end latency for comparing two builds: the
  * statements `n` recalls send (caught by the executor's observer), each run again alone, best of three.
@@ -9,18 +24,11 @@ import type { CypherExecutor, StatementRun } from '../../src/adapters/neo4j/exec
 export async function replayStatements(
   db: CypherExecutor,
   n: number,
-  recallOnce: (i: number) => Promise<unknown>,
+  recallOnce: () => Promise<unknown>,
 ): Promise<string> {
   const per = new Map<string, { server: number; wall: number }>();
   for (let i = 0; i < n; i++) {
-    const runs: StatementRun[] = [];
-    db.observer = (r) => runs.push(r);
-    try {
-      await recallOnce(i);
-    } finally {
-      db.observer = undefined;
-    }
-    for (const r of runs) {
+    for (const r of await statementsOf(db, recallOnce)) {
       let best = { server: Infinity, wall: Infinity };
       for (let rep = 0; rep < 3; rep++) {
         const t0 = performance.now();
