@@ -60,4 +60,17 @@ describe('relate lookups of one turn', () => {
       ['t2', 'acme'],
     ]);
   });
+
+  it("a failing lookup fails its own scope's callers only", async () => {
+    const r = recordedRoles({ 'relate.bySubjectMany': [row(0, 'a0')] });
+    const read = r.db.read;
+    r.db.read = (op, cypher, params) =>
+      params?.['tenant'] === 't2' ? Promise.reject(new Error('t2 unavailable')) : read(op, cypher, params);
+    const [mine, theirs] = await Promise.allSettled([
+      r.lookups.relateCandidatesMany(scope('t1'), 'acme', [q('Alpha')], 5),
+      r.lookups.relateCandidatesMany(scope('t2'), 'acme', [q('Alpha')], 5),
+    ]);
+    expect(mine).toMatchObject({ status: 'fulfilled', value: [[{ id: 'a0' }]] });
+    expect(theirs).toMatchObject({ status: 'rejected', reason: { message: 't2 unavailable' } });
+  });
 });

@@ -80,30 +80,38 @@ export interface RelateCall {
   readonly k: number;
 }
 
+/** A call's answers, or why its group's lookup failed (only that group's callers see it). */
+export type RelateAnswer = RelatedCandidate[][] | { readonly failed: unknown };
+
 /**
  * Several requests' relate lookups, those under the same scope, namespace and k as one request of all
  * their queries (coalesce.ts gathers the calls of one event-loop turn). Each query is answered in its own
- * subquery, so its candidates are the same whichever queries share its statement.
+ * subquery, so its candidates are the same whichever queries share its statement. A group that fails
+ * fails its own calls only: another scope's writers never get its error.
  */
 export async function relateTogether(
   deps: RelateDeps,
   calls: readonly RelateCall[],
-): Promise<RelatedCandidate[][][]> {
+): Promise<RelateAnswer[]> {
   const groups = new Map<string, number[]>();
   calls.forEach((c, i) => {
     const key = JSON.stringify([c.scope, c.namespace, c.k]);
     groups.set(key, [...(groups.get(key) ?? []), i]);
   });
-  const out: RelatedCandidate[][][] = calls.map(() => []);
+  const out: RelateAnswer[] = calls.map(() => []);
   await Promise.all(
     [...groups.values()].map(async (members) => {
       const first = calls[members[0]!]!;
       const queries = members.flatMap((i) => calls[i]!.queries);
-      const answers = await relateCandidatesMany(deps, first.scope, first.namespace, queries, first.k);
-      let at = 0;
-      for (const i of members) {
-        out[i] = answers.slice(at, at + calls[i]!.queries.length);
-        at += calls[i]!.queries.length;
+      try {
+        const answers = await relateCandidatesMany(deps, first.scope, first.namespace, queries, first.k);
+        let at = 0;
+        for (const i of members) {
+          out[i] = answers.slice(at, at + calls[i]!.queries.length);
+          at += calls[i]!.queries.length;
+        }
+      } catch (e) {
+        for (const i of members) out[i] = { failed: e };
       }
     }),
   );

@@ -1,6 +1,6 @@
 import type { GrantState, Receipt } from '../../domain/fold.ts';
-import type { IngestLookups, RelatedCandidate } from '../../ports/graph.ts';
-import { entityFacts, relateTogether, type RelateCall } from './ingest-batch.ts';
+import type { IngestLookups } from '../../ports/graph.ts';
+import { entityFacts, relateTogether, type RelateAnswer, type RelateCall } from './ingest-batch.ts';
 import type { Executor } from './executor.ts';
 import { toGrant, toReceipt } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
@@ -22,7 +22,7 @@ export class Neo4jIngestLookups implements IngestLookups {
   private readonly receipts: Coalesced<ReceiptKey, Receipt | undefined>;
   private readonly grants: Coalesced<GranteesKey, GrantState[]>;
   /** Relate lookups of one turn under the same scope go as one (ingest-batch.ts, relateTogether). */
-  private readonly relate: Coalesced<RelateCall, RelatedCandidate[][]>;
+  private readonly relate: Coalesced<RelateCall, RelateAnswer>;
 
   /** `memory`: the record vectors held in process, shared with recall's vector arm (graph-store.ts). */
   constructor(
@@ -56,8 +56,12 @@ export class Neo4jIngestLookups implements IngestLookups {
 
   record: IngestLookups['record'] = (scope, id, asOf) => this.reads.record(scope, id, asOf);
   /** The gather step's batched lookups (ingest-batch.ts): one round trip per kind for a whole request. */
-  relateCandidatesMany: IngestLookups['relateCandidatesMany'] = (scope, namespace, queries, k) =>
-    queries.length === 0 ? Promise.resolve([]) : this.relate.read({ scope, namespace, queries, k });
+  relateCandidatesMany: IngestLookups['relateCandidatesMany'] = async (scope, namespace, queries, k) => {
+    if (queries.length === 0) return [];
+    const answer = await this.relate.read({ scope, namespace, queries, k });
+    if ('failed' in answer) throw answer.failed;
+    return answer;
+  };
   entityFacts: IngestLookups['entityFacts'] = (scope, probes) => entityFacts(this.db, scope, probes);
   findEntity: IngestLookups['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
 
