@@ -96,7 +96,9 @@ export async function relateTogether(
   const groups = new Map<string, number[]>();
   calls.forEach((c, i) => {
     const key = JSON.stringify([c.scope, c.namespace, c.k]);
-    groups.set(key, [...(groups.get(key) ?? []), i]);
+    const members = groups.get(key);
+    if (members) members.push(i);
+    else groups.set(key, [i]);
   });
   const out: RelateAnswer[] = calls.map(() => []);
   await Promise.all(
