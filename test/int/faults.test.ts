@@ -5,16 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectAdapters } from '../../src/main.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
-import { restartService, stackStatus } from '../../scripts/stack.mjs';
-import {
-  endpoints,
-  freshTenant,
-  PROPOSE,
-  proposal,
-  startApp,
-  testConfig,
-  type TestApp,
-} from '../support/harness.ts';
+import { restartService } from '../../scripts/stack.mjs';
+import { ownsStack } from '../support/owned-stack.ts';
+import { freshTenant, PROPOSE, proposal, startApp, testConfig, type TestApp } from '../support/harness.ts';
 
 /**
  * Issue #15's faults under load: while writes and recalls run, the Kafka broker is killed (SIGKILL) and
@@ -30,16 +23,6 @@ const TOPIC = `muninn.test.faults.${suffix}`;
 const RECALL = `query R($input: RecallInput!) { recall(input: $input) { items { record { id } } } }`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function ownsStack(): Promise<boolean> {
-  const s = await stackStatus();
-  const { NEO4J_URI, KAFKA_BROKERS } = endpoints();
-  return (
-    s.services.neo4j.state === 'running' &&
-    s.services.kafka.state === 'running' &&
-    NEO4J_URI.endsWith(s.services.neo4j.address) &&
-    KAFKA_BROKERS === s.services.kafka.address
-  );
-}
 const owned = await ownsStack();
 
 type Outcome = { kind: 'ok'; recordId: string } | { kind: 'retryable' } | { kind: 'wrong'; detail: string };

@@ -1,4 +1,13 @@
-import { Kafka, logLevel, type Admin, type Consumer, type Producer, type LogEntry } from 'kafkajs';
+import {
+  Kafka,
+  logLevel,
+  type Admin,
+  type Consumer,
+  type LogEntry,
+  type Producer,
+  type ProducerRecord,
+  type RecordMetadata,
+} from 'kafkajs';
 import { encodeEvent, type LedgerEvent } from '../../domain/events.ts';
 import { MuninnError, unavailable } from '../../domain/errors.ts';
 import type {
@@ -134,8 +143,7 @@ export class KafkaLedger implements Ledger {
       while (this.queue.length) {
         const batch = this.queue.splice(0, sendSize(this.queue));
         try {
-          const producer = await this.getProducer();
-          const meta = await producer.send({
+          const meta = await this.send({
             topic: this.o.topic,
             acks: -1,
             messages: batch.map((p) => ({ key: p.key, value: p.value, headers: p.headers })),
@@ -164,8 +172,7 @@ export class KafkaLedger implements Ledger {
   }
 
   async deadLetter(d: DeadLetter): Promise<void> {
-    const producer = await this.getProducer();
-    await producer.send({
+    await this.send({
       topic: this.o.dlqTopic,
       acks: -1,
       messages: [
@@ -350,6 +357,28 @@ export class KafkaLedger implements Ledger {
     this.consumers.clear();
     await this.producer?.disconnect().catch(() => undefined);
     await this.admin?.disconnect().catch(() => undefined);
+  }
+
+  /**
+   * One send on the current producer; a send that fails retires that producer. KafkaJS gives a failed
+   * send's sequence numbers back, so the next send would carry the same ones: if the failed send reached
+   * the log before its answer was lost (a broker killed mid-request), the broker takes the next batch for
+   * a duplicate of it, drops it and answers with the stored batch's offsets: acknowledged appends lost
+   * (test/int/ledger-faults.test.ts). A new producer gets a new producer id, whose sequences start afresh.
+   */
+  private async send(record: ProducerRecord): Promise<RecordMetadata[]> {
+    const ready = this.getProducer();
+    const producer = await ready;
+    try {
+      return await producer.send(record);
+    } catch (e) {
+      if (this.producerReady === ready) {
+        this.producerReady = undefined;
+        this.producer = undefined;
+        void producer.disconnect().catch(() => undefined);
+      }
+      throw e;
+    }
   }
 
   private getProducer(): Promise<Producer> {
