@@ -197,6 +197,15 @@ export function envelope(
   };
 }
 
+/**
+ * A proposal's record id follows from its receipt key and input: a retry of a write whose append was
+ * ambiguous (the ledger failed to answer, or the client gave up waiting) is answered with the id of the
+ * record that lands, whichever of the two appends the projection keeps (it keeps the first: fold.ts).
+ * With a random id, a PENDING answer to the retry named a record that was never stored.
+ */
+export const recordIdFor = (tenant: string, receiptKey: string, hash: string): string =>
+  uuidV5(`record|${tenant}|${receiptKey}|${hash}`, MUNINN_NS);
+
 /** Deterministic entity id: the same (tenant, type, name) always names the same entity. */
 export const entityIdFor = (tenant: string, type: string | undefined, name: string): string =>
   uuidV5(`${tenant}\u0000${(type ?? '').toLowerCase()}\u0000${name.trim().toLowerCase()}`, MUNINN_NS);
@@ -226,6 +235,8 @@ export interface PipelineDecisions {
   readonly sameAs?: ReadonlyMap<string, { entityId: string; confidence: number }>;
   /** Key suffix when one command proposes several records (episode ingest). */
   readonly keySuffix?: string;
+  /** The hash of the request the events belong to, when it is not this proposal alone (ingest's plan). */
+  readonly commandHash?: string;
 }
 
 export function decidePropose(
@@ -237,7 +248,7 @@ export function decidePropose(
   const d: PipelineDecisions = typeof decisions === 'string' ? { status: decisions } : decisions;
   const status = d.status;
   const suffix = d.keySuffix ?? '';
-  const hash = commandHash('propose', cmd);
+  const hash = d.commandHash ?? commandHash('propose', cmd);
   const events: LedgerEvent[] = [];
   const about: string[] = [];
   for (const [i, r] of resolved.entries()) {
@@ -264,12 +275,13 @@ export function decidePropose(
       },
     });
   }
+  const env = envelope(ctx, cmd, cmd.namespace, hash, suffix);
   events.push({
-    ...envelope(ctx, cmd, cmd.namespace, hash, suffix),
+    ...env,
     type: 'RecordProposed',
     schemaVersion: 1,
     payload: {
-      recordId: ctx.newId(),
+      recordId: recordIdFor(env.tenant, env.idempotencyKey, hash),
       class: cmd.class,
       statement: cmd.statement,
       about: [...new Set(about)].sort(),

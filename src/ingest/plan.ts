@@ -171,8 +171,7 @@ export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
       continue;
     }
     const produced = propose(input, dr, { vector, confidence, decision, suffix, th }, facts, resolved);
-    // decidePropose hashes the per-statement command; all events of one command share its hash.
-    for (const e of produced) events.push({ ...e, commandHash: input.hash });
+    events.push(...produced);
     const proposed = produced[produced.length - 1];
     if (proposed?.type === 'RecordProposed' && dr.class !== OBSERVATION) {
       fresh.push({
@@ -283,6 +282,8 @@ function propose(
     timeSource: dr.timeSource,
     sameAs,
     keySuffix: d.suffix,
+    // All events of one request carry its hash (not the per-statement command's): its receipts and ids.
+    commandHash: input.hash,
   });
 }
 

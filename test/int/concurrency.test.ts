@@ -186,3 +186,27 @@ describe('read-your-writes', () => {
     }
   });
 });
+
+describe('a write retried before its first append is projected', () => {
+  it('both answers name the one record that is stored', async () => {
+    // Two sends of one write (a client retrying a call whose answer it never got): neither finds the
+    // other's receipt, so both are appended; the projection keeps the first.
+    const input = { ...proposal({ statement: unrelated() }), await: false };
+    const [a, b] = await Promise.all(
+      [1, 2].map(() => app.gql<{ propose: Receipt }>(token, PROPOSE, { input })),
+    );
+    expect(a!.errors ?? b!.errors).toBeUndefined();
+    const answers = [a!.data!.propose, b!.data!.propose];
+    expect(answers.map((r) => r.outcome)).toEqual(['PENDING', 'PENDING']);
+    expect(answers[0]!.eventIds).not.toEqual(answers[1]!.eventIds);
+    expect(answers[1]!.recordId).toBe(answers[0]!.recordId);
+
+    const deadline = Date.now() + 60_000;
+    let r = await app.gql<{ record: Rec | null }>(token, RECORD, { id: answers[0]!.recordId });
+    while (!r.data?.record && Date.now() < deadline) {
+      await new Promise((res) => setTimeout(res, 50));
+      r = await app.gql<{ record: Rec | null }>(token, RECORD, { id: answers[0]!.recordId });
+    }
+    expect(r.data?.record).toMatchObject({ id: answers[0]!.recordId, version: 1 });
+  });
+});

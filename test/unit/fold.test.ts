@@ -468,7 +468,7 @@ describe('retract', () => {
 });
 
 describe('idempotency', () => {
-  it('a redelivered command (same key, same commandHash, new eventId) → empty effect', () => {
+  it('a redelivered command (same key, same commandHash, new eventId) → empty effect; it names the stored record', () => {
     const ids = idSource();
     const first = proposeOne(ctxAt(0, ids), { idempotencyKey: 'k-same' });
     const retry = proposeOne(ctxAt(1, ids), { idempotencyKey: 'k-same' });
@@ -476,12 +476,14 @@ describe('idempotency', () => {
     expect(retry.eventId).not.toBe(first.eventId);
     const p = given(first);
     const receiptBefore = p.receipt(TENANT, receiptKey(principal, 'k-same'));
-
+    const stored = p.record(TENANT, first.payload.recordId);
     const eff = when(p, retry);
 
     expect(eff).toEqual({});
     expect(p.records.size).toBe(1);
-    expect(p.record(TENANT, retry.payload.recordId)).toBeUndefined();
+    // The retry's answer (PENDING, before the projection) named the record that is stored.
+    expect(retry.payload.recordId).toBe(first.payload.recordId);
+    expect(p.record(TENANT, retry.payload.recordId)).toBe(stored);
     expect(p.receipt(TENANT, receiptKey(principal, 'k-same'))).toBe(receiptBefore);
   });
 
@@ -490,6 +492,7 @@ describe('idempotency', () => {
     const first = proposeOne(ctxAt(0, ids), { idempotencyKey: 'k-same' });
     const other = proposeOne(ctxAt(1, ids), { idempotencyKey: 'k-same', statement: statement('mysql') });
     expect(other.commandHash).not.toBe(first.commandHash);
+    expect(other.payload.recordId).not.toBe(first.payload.recordId);
     const p = given(first);
     const receiptBefore = p.receipt(TENANT, receiptKey(principal, 'k-same'));
 
