@@ -1,13 +1,4 @@
-import {
-  Kafka,
-  logLevel,
-  type Admin,
-  type Consumer,
-  type LogEntry,
-  type Producer,
-  type ProducerRecord,
-  type RecordMetadata,
-} from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer, type LogEntry } from 'kafkajs';
 import { encodeEvent, type LedgerEvent } from '../../domain/events.ts';
 import { MuninnError, unavailable } from '../../domain/errors.ts';
 import type {
@@ -20,6 +11,7 @@ import type {
 } from '../../ports/ledger.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { producing } from '../tracing/otel.ts';
+import { ProducerSlot } from './producer.ts';
 import { kafkaSecurity, partitioner, sendSize, traceCarrierOf, type KafkaSasl } from './wire.ts';
 
 export { partitioner, traceCarrierOf };
@@ -56,8 +48,7 @@ interface Pending {
  */
 export class KafkaLedger implements Ledger {
   private readonly kafka: Kafka;
-  private producer: Producer | undefined;
-  private producerReady: Promise<Producer> | undefined;
+  private readonly producer: ProducerSlot;
   private admin: Admin | undefined;
   private queue: Pending[] = [];
   private sending = false;
@@ -80,6 +71,17 @@ export class KafkaLedger implements Ledger {
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
       ...kafkaSecurity(o.tls ?? null, o.sasl ?? null),
     });
+    this.producer = new ProducerSlot(() =>
+      this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        allowAutoTopicCreation: false,
+        createPartitioner:
+          () =>
+          ({ topic: _topic, message, partitionMetadata }) =>
+            partitioner(partitionMetadata.length)(String(message.key)),
+      }),
+    );
   }
 
   async ensureTopics(): Promise<void> {
@@ -143,7 +145,7 @@ export class KafkaLedger implements Ledger {
       while (this.queue.length) {
         const batch = this.queue.splice(0, sendSize(this.queue));
         try {
-          const meta = await this.send({
+          const meta = await this.producer.send({
             topic: this.o.topic,
             acks: -1,
             messages: batch.map((p) => ({ key: p.key, value: p.value, headers: p.headers })),
@@ -172,7 +174,7 @@ export class KafkaLedger implements Ledger {
   }
 
   async deadLetter(d: DeadLetter): Promise<void> {
-    await this.send({
+    await this.producer.send({
       topic: this.o.dlqTopic,
       acks: -1,
       messages: [
@@ -355,55 +357,8 @@ export class KafkaLedger implements Ledger {
   async close(): Promise<void> {
     await Promise.allSettled([...this.consumers].map((c) => c.disconnect()));
     this.consumers.clear();
-    await this.producer?.disconnect().catch(() => undefined);
+    await this.producer.close();
     await this.admin?.disconnect().catch(() => undefined);
-  }
-
-  /**
-   * One send on the current producer; a send that fails retires that producer. KafkaJS gives a failed
-   * send's sequence numbers back, so the next send would carry the same ones: if the failed send reached
-   * the log before its answer was lost (a broker killed mid-request), the broker takes the next batch for
-   * a duplicate of it, drops it and answers with the stored batch's offsets: acknowledged appends lost
-   * (test/int/ledger-faults.test.ts). A new producer gets a new producer id, whose sequences start afresh.
-   */
-  private async send(record: ProducerRecord): Promise<RecordMetadata[]> {
-    const ready = this.getProducer();
-    const producer = await ready;
-    try {
-      return await producer.send(record);
-    } catch (e) {
-      if (this.producerReady === ready) {
-        this.producerReady = undefined;
-        this.producer = undefined;
-        void producer.disconnect().catch(() => undefined);
-      }
-      throw e;
-    }
-  }
-
-  private getProducer(): Promise<Producer> {
-    if (!this.producerReady) {
-      const producer = this.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner:
-          () =>
-          ({ topic: _topic, message, partitionMetadata }) =>
-            partitioner(partitionMetadata.length)(String(message.key)),
-      });
-      this.producerReady = producer.connect().then(
-        () => {
-          this.producer = producer;
-          return producer;
-        },
-        (e: unknown) => {
-          this.producerReady = undefined;
-          throw e;
-        },
-      );
-    }
-    return this.producerReady;
   }
 
   private async getAdmin(): Promise<Admin> {
