@@ -11,7 +11,7 @@ import type {
 } from '../../ports/ledger.ts';
 import type { Logger } from '../../ports/logger.ts';
 import { producing } from '../tracing/otel.ts';
-import { ProducerSlot } from './producer.ts';
+import { ledgerProducer, ProducerSlot } from './producer.ts';
 import { kafkaSecurity, partitioner, sendSize, traceCarrierOf, type KafkaSasl } from './wire.ts';
 
 export { partitioner, traceCarrierOf };
@@ -71,17 +71,7 @@ export class KafkaLedger implements Ledger {
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
       ...kafkaSecurity(o.tls ?? null, o.sasl ?? null),
     });
-    this.producer = new ProducerSlot(() =>
-      this.kafka.producer({
-        idempotent: true,
-        maxInFlightRequests: 1,
-        allowAutoTopicCreation: false,
-        createPartitioner:
-          () =>
-          ({ topic: _topic, message, partitionMetadata }) =>
-            partitioner(partitionMetadata.length)(String(message.key)),
-      }),
-    );
+    this.producer = new ProducerSlot(() => ledgerProducer(this.kafka));
   }
 
   async ensureTopics(): Promise<void> {
