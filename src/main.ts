@@ -24,6 +24,7 @@ import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
 import { readFile } from 'node:fs/promises';
 import { ProjectionWaiter } from './adapters/projection-waiter.ts';
+import { processLoopBusy } from './adapters/loop-busy.ts';
 import { createOnnxEmbedder } from './adapters/embedders/onnx-embedder.ts';
 import { createOpenAIEmbedder } from './adapters/embedders/openai.ts';
 import { createHashingEmbedder } from './adapters/embedders/hashing.ts';
@@ -234,7 +235,7 @@ export async function buildServices(
     logger,
     maxTextChars: config.http.limits.maxTextChars,
     awaitTimeoutMs: config.http.awaitTimeoutMs,
-    overload: new OverloadGuard(config.http.overload, () => waiter.lagMs()),
+    overload: new OverloadGuard(config.http.overload, () => waiter.lagMs(), processLoopBusy().utilisation),
   });
   const recall = new RecallService({
     store: store.arms,

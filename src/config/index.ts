@@ -81,6 +81,8 @@ export const ConfigSchema = z
     MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),
     MUNINN_WRITE_MAX_INFLIGHT: int(1, 100_000).default(256),
     MUNINN_WRITE_MAX_LAG_MS: int(100, 3_600_000).default(2_000),
+    MUNINN_WRITE_MAX_BUSY: z.coerce.number().min(0.5).max(1).default(0.9),
+    MUNINN_WRITE_BUSY_FLOOR: int(1, 100_000).default(48),
 
     MUNINN_EMBEDDER: z.enum(['local', 'openai', 'hashing']).default('local'),
     // Which model `scripts/fetch-model.mjs` provisions and the local embedder loads (issue #10); vectors of
@@ -295,8 +297,13 @@ export interface Config {
       readonly maxWsSubscriptions: number;
     };
     readonly awaitTimeoutMs: number;
-    /** Overload: writes in progress at once, and the projection lag, above which new writes are refused. */
-    readonly overload: { readonly maxInFlight: number; readonly maxLagMs: number };
+    /** Overload: writes in progress, projection lag, and the loop busy past a floor of writes: beyond, refused. */
+    readonly overload: {
+      readonly maxInFlight: number;
+      readonly maxLagMs: number;
+      readonly maxBusy: number;
+      readonly busyFloor: number;
+    };
   };
   readonly log: { readonly level: Raw['MUNINN_LOG_LEVEL'] };
   /** Prometheus /metrics on its own port; null = not served. */
@@ -475,7 +482,12 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
         maxWsSubscriptions: c.MUNINN_WS_MAX_SUBSCRIPTIONS,
       },
       awaitTimeoutMs: c.MUNINN_AWAIT_TIMEOUT_MS,
-      overload: { maxInFlight: c.MUNINN_WRITE_MAX_INFLIGHT, maxLagMs: c.MUNINN_WRITE_MAX_LAG_MS },
+      overload: {
+        maxInFlight: c.MUNINN_WRITE_MAX_INFLIGHT,
+        maxLagMs: c.MUNINN_WRITE_MAX_LAG_MS,
+        maxBusy: c.MUNINN_WRITE_MAX_BUSY,
+        busyFloor: c.MUNINN_WRITE_BUSY_FLOOR,
+      },
     },
     log: { level: c.MUNINN_LOG_LEVEL },
     metrics:

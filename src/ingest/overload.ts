@@ -4,14 +4,22 @@ import { MuninnError } from '../domain/errors.ts';
  * Backpressure for the write path: refuse at once rather than queue. A write that would wait behind
  * hundreds of others, or behind a projection minutes late, is refused with RATE_LIMITED and a
  * `retryAfterMs` (retryable), before it is screened or embedded, so an overloaded process spends nothing
- * on it and its callers never sit on a connect timeout. Two signals:
+ * on it and its callers never sit on a connect timeout. Three signals:
  *  - writes in progress in this process (`maxInFlight`);
  *  - the projection lag of this process's own appends (`lagMs`, ProjectionAwait): the age of the oldest
- *    append the projection has not applied yet.
+ *    append the projection has not applied yet;
+ *  - how busy this process's event loop was over the last moment (`busy`, 0–1), once at least
+ *    `busyFloor` writes are in progress. Why: a saturated loop cannot even accept the requests it would
+ *    refuse. Past the machine's rate, admitted writes used the whole loop, requests queued in the
+ *    kernel's accept queue for seconds, and the refusals themselves came back 14 s late (issue #11). Below
+ *    `maxBusy` the loop keeps the slack to answer everyone at once.
  */
 export interface OverloadLimits {
   readonly maxInFlight: number;
   readonly maxLagMs: number;
+  /** Event-loop utilisation (0–1) beyond which writes past `busyFloor` are refused; 1 turns it off. */
+  readonly maxBusy: number;
+  readonly busyFloor: number;
 }
 
 export class OverloadGuard {
@@ -20,6 +28,7 @@ export class OverloadGuard {
   constructor(
     private readonly limits: OverloadLimits,
     private readonly lagMs: () => number,
+    private readonly busy: () => number = () => 0,
   ) {}
 
   /** Admits one write (returns its release) or throws RATE_LIMITED with retryAfterMs. */
@@ -40,6 +49,15 @@ export class OverloadGuard {
           lagMs: Math.round(lag),
         },
       );
+    }
+    if (this.inFlight >= this.limits.busyFloor && this.limits.maxBusy < 1) {
+      const busy = this.busy();
+      if (busy > this.limits.maxBusy)
+        throw refused(
+          `the process is ${Math.round(busy * 100)} % busy with ${this.inFlight} writes in progress (limit ${Math.round(this.limits.maxBusy * 100)} %)`,
+          250,
+          { inFlight: this.inFlight, busyPercent: Math.round(busy * 100) },
+        );
     }
     this.inFlight++;
     let released = false;

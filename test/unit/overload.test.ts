@@ -12,9 +12,11 @@ const refusal = (fn: () => unknown): unknown => {
   return null;
 };
 
+const NO_BUSY = { maxInFlight: 10, maxLagMs: 1000, maxBusy: 1, busyFloor: 1 };
+
 describe('OverloadGuard', () => {
   it('admits up to maxInFlight writes at once; the next is refused RATE_LIMITED with retryAfterMs, and admitted again after a release', () => {
-    const g = new OverloadGuard({ maxInFlight: 2, maxLagMs: 1000 }, () => 0);
+    const g = new OverloadGuard({ ...NO_BUSY, maxInFlight: 2 }, () => 0);
     const a = g.enter();
     g.enter();
     const e = refusal(() => g.enter());
@@ -29,7 +31,7 @@ describe('OverloadGuard', () => {
 
   it('refuses while the projection lags beyond maxLagMs, asking to come back after about the excess (100 ms–5 s)', () => {
     let lag = 0;
-    const g = new OverloadGuard({ maxInFlight: 10, maxLagMs: 1000 }, () => lag);
+    const g = new OverloadGuard({ ...NO_BUSY, maxInFlight: 10 }, () => lag);
     lag = 1500;
     expect(refusal(() => g.enter())).toMatchObject({
       code: 'RATE_LIMITED',
@@ -43,8 +45,40 @@ describe('OverloadGuard', () => {
     expect(() => g.enter()).not.toThrow();
   });
 
+  it('refuses while the event loop is busier than maxBusy, once busyFloor writes are in progress', () => {
+    let busy = 0.99;
+    const g = new OverloadGuard(
+      { maxInFlight: 100, maxLagMs: 1000, maxBusy: 0.9, busyFloor: 2 },
+      () => 0,
+      () => busy,
+    );
+    // Below the floor a write is admitted however busy the loop is (a lone write is never refused).
+    const first = g.enter();
+    g.enter();
+    expect(refusal(() => g.enter())).toMatchObject({
+      code: 'RATE_LIMITED',
+      retryable: true,
+      details: { reason: 'overloaded', inFlight: 2, busyPercent: 99, retryAfterMs: 250 },
+    });
+    busy = 0.85;
+    const third = g.enter();
+    busy = 0.99;
+    first();
+    third();
+    expect(() => g.enter()).not.toThrow(); // one in progress again: under the floor
+  });
+
+  it('maxBusy 1 turns the busy rule off', () => {
+    const g = new OverloadGuard(
+      { ...NO_BUSY, busyFloor: 1 },
+      () => 0,
+      () => 1,
+    );
+    for (let i = 0; i < 5; i++) g.enter();
+  });
+
   it('run() releases its slot when the write fails', async () => {
-    const g = new OverloadGuard({ maxInFlight: 1, maxLagMs: 1000 }, () => 0);
+    const g = new OverloadGuard({ ...NO_BUSY, maxInFlight: 1 }, () => 0);
     await expect(g.run(() => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
     await expect(g.run(() => Promise.resolve(7))).resolves.toBe(7);
   });
