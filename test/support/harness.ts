@@ -31,9 +31,6 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // The same loaded machine can leave the projection seconds behind a burst of unawaited writes; the
     // tests that are about backpressure set their own limits (test/unit/overload.test.ts, bench:ledger).
     MUNINN_WRITE_MAX_LAG_MS: '60000',
-    // Likewise the busy rule: an app in the test's own process shares its loop with the runner and the
-    // test's clients, so the loop's business says little about the app's (test/e2e/overload.test.ts).
-    MUNINN_WRITE_MAX_BUSY: '1',
     ...overrides,
   });
 }
