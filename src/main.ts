@@ -235,7 +235,12 @@ export async function buildServices(
     logger,
     maxTextChars: config.http.limits.maxTextChars,
     awaitTimeoutMs: config.http.awaitTimeoutMs,
-    overload: new OverloadGuard(config.http.overload, () => waiter.lagMs(), processLoopBusy().utilisation),
+    // The loop's sampler runs only when its rule can refuse (maxBusy 1, the default, never does).
+    overload: new OverloadGuard(
+      config.http.overload,
+      () => waiter.lagMs(),
+      config.http.overload.maxBusy < 1 ? processLoopBusy().utilisation : undefined,
+    ),
   });
   const recall = new RecallService({
     store: store.arms,

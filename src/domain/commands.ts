@@ -203,7 +203,7 @@ export function envelope(
  * record that lands, whichever of the two appends the projection keeps (it keeps the first: fold.ts).
  * With a random id, a PENDING answer to the retry named a record that was never stored.
  */
-export const recordIdFor = (tenant: string, receiptKey: string, hash: string): string =>
+const recordIdFor = (tenant: string, receiptKey: string, hash: string): string =>
   uuidV5(`record|${tenant}|${receiptKey}|${hash}`, MUNINN_NS);
 
 /** Deterministic entity id: the same (tenant, type, name) always names the same entity. */

@@ -51,7 +51,7 @@ export class OverloadGuard {
         },
       );
     }
-    if (this.inFlight >= this.limits.busyFloor && this.limits.maxBusy < 1) {
+    if (this.inFlight >= this.limits.busyFloor) {
       const busy = this.busy();
       if (busy > this.limits.maxBusy)
         throw refused(
