@@ -1,5 +1,6 @@
 import type { RecordStatus } from '../domain/model.ts';
 import type { CosineThresholds } from '../domain/similarity.ts';
+import { identifierTokens } from './entity-match.ts';
 import { canonicalText } from './normalize.ts';
 
 /**
@@ -8,7 +9,9 @@ import { canonicalText } from './normalize.ts';
  *
  * Rules, strongest first (one decision per statement):
  *  - DUPLICATE: the same wording (canonical, case-insensitive), the same (subject, predicate, object), or
- *    cosine ≥ `duplicate` (0.97 on MiniLM's scale; per model in domain/similarity.ts);
+ *    cosine ≥ `duplicate` (0.97 on MiniLM's scale; per model in domain/similarity.ts) when both name the
+ *    same identifiers ("ledger writer 1ad620" and "ledger writer 98b1f6" embed as near-identical, but are
+ *    two services: see entity-match.ts);
  *  - SUPERSEDES: same subject and predicate, another object, and the new wording marks a change
  *    ("now", "no longer", "moved/switched/changed to", "from now on", "anymore", "instead");
  *  - CONTRADICTS: same subject and predicate, another object (or `is` vs `is not` on the same object);
@@ -66,6 +69,16 @@ const basePredicate = (p: string): string =>
     .replace(/\b(not|no longer|never)\s*/g, '')
     .trim();
 
+/** The identifier tokens (alphanumeric runs with a digit) a statement names, in any of its parts. */
+const identifiers = (x: RelateStatement): Set<string> =>
+  new Set(identifierTokens(`${x.subject} ${x.object} ${x.text}`));
+
+function sameIdentifiers(a: RelateStatement, b: RelateStatement): boolean {
+  const x = identifiers(a);
+  const y = identifiers(b);
+  return x.size === y.size && [...x].every((t) => y.has(t));
+}
+
 export function classify(
   s: RelateStatement,
   candidates: readonly RelateCandidate[],
@@ -87,7 +100,8 @@ export function classify(
     // "uses Postgres 14" vs "uses Postgres 16", or "is" vs "is not", are left to the rules below.
     const differs =
       sameSP(c) && (norm(c.object) !== norm(s.object) || negated(c.predicate) !== negated(s.predicate));
-    if (sameText || sameTriple || ((c.cosine ?? 0) >= th.duplicate && !differs)) {
+    const near = (c.cosine ?? 0) >= th.duplicate && !differs && sameIdentifiers(c, s);
+    if (sameText || sameTriple || near) {
       const why = sameText
         ? 'same wording'
         : sameTriple
