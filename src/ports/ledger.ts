@@ -14,6 +14,8 @@ export interface LedgerMessage {
   readonly value: Uint8Array | null;
   /** The trace context of the append that wrote it, when tracing was on (never payload data). */
   readonly trace?: TraceCarrier | undefined;
+  /** More events of the same append follow this one (absent on messages written before the mark). */
+  readonly continues?: boolean | undefined;
 }
 
 export interface LedgerBatch {

@@ -3,6 +3,7 @@ import type { Ledger, LedgerMessage, LedgerSubscription } from '../ports/ledger.
 import { isMuninnError } from '../domain/errors.ts';
 import type { Logger } from '../ports/logger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
+import { chunksOf } from './chunks.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
 import { noTracing, type Tracing } from '../ports/tracing.ts';
 
@@ -76,9 +77,8 @@ export class Projector {
       sessionTimeoutMs: this.o.sessionTimeoutMs,
       startAt,
       onBatch: async (batch) => {
-        for (let i = 0; i < batch.messages.length; i += this.o.batchMax) {
+        for (const chunk of chunksOf(batch.messages, this.o.batchMax)) {
           const t0 = performance.now();
-          const chunk = batch.messages.slice(i, i + this.o.batchMax);
           const res = await this.traced(batch.partition, chunk, () =>
             this.applyPatiently(batch.heartbeat, log, () => applyBatch(deps, batch.partition, chunk)),
           );

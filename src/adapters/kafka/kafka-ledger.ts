@@ -12,7 +12,7 @@ import type {
 import type { Logger } from '../../ports/logger.ts';
 import { producing } from '../tracing/otel.ts';
 import { ledgerProducer, ProducerSlot } from './producer.ts';
-import { kafkaSecurity, partitioner, sendSize, traceCarrierOf, type KafkaSasl } from './wire.ts';
+import { CONTINUES, kafkaSecurity, partitioner, sendSize, traceCarrierOf, type KafkaSasl } from './wire.ts';
 
 export { partitioner, traceCarrierOf };
 
@@ -34,8 +34,10 @@ export interface KafkaLedgerOptions {
 interface Pending {
   key: string;
   value: string;
-  /** The W3C trace context of the append (absent when tracing is off). */
+  /** The W3C trace context of the append, and the continuation mark (absent when neither applies). */
   headers: Record<string, string> | undefined;
+  /** More events of the same append follow this one: no send ends here (see sendSize). */
+  continues: boolean;
   resolve: (p: LedgerPosition) => void;
   reject: (e: unknown) => void;
 }
@@ -112,21 +114,38 @@ export class KafkaLedger implements Ledger {
     return producing('ledger append', attributes, async (carrier) => {
       // Encode the whole call first, then enqueue it synchronously: its events stay in order and together.
       const values = this.o.encode ? await this.o.encode(events) : events.map(encodeEvent);
-      const headers = Object.keys(carrier).length ? { ...carrier } : undefined;
-      return Promise.all(events.map((e, i) => this.enqueue(e.tenant, values[i]!, headers)));
+      const traced = Object.keys(carrier).length ? { ...carrier } : undefined;
+      const last = events.length - 1;
+      return this.enqueue(
+        events.map((e, i) => ({
+          key: e.tenant,
+          value: values[i]!,
+          headers: i < last ? { ...traced, [CONTINUES]: '1' } : traced,
+          continues: i < last,
+        })),
+      );
     });
   }
 
-  appendRaw(key: string, value: string | Uint8Array): Promise<LedgerPosition> {
+  async appendRaw(key: string, value: string | Uint8Array): Promise<LedgerPosition> {
     const v = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
-    return this.enqueue(key, v, undefined);
+    const [position] = await this.enqueue([{ key, value: v, headers: undefined, continues: false }]);
+    return position!;
   }
 
-  private enqueue(key: string, value: string, headers: Pending['headers']): Promise<LedgerPosition> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ key, value, headers, resolve, reject });
-      if (!this.sending) void this.flush();
-    });
+  /**
+   * Queue one append's messages together, then start a send if none is in flight: the send takes all of
+   * them (sendSize ends a send inside an append only when the append alone is over its limit), so one
+   * append is one record batch, stored or refused as a whole, and a consumer's fetch (whole record
+   * batches) never holds part of one.
+   */
+  private enqueue(items: ReadonlyArray<Omit<Pending, 'resolve' | 'reject'>>): Promise<LedgerPosition[]> {
+    const positions = items.map(
+      (item) =>
+        new Promise<LedgerPosition>((resolve, reject) => this.queue.push({ ...item, resolve, reject })),
+    );
+    if (!this.sending) void this.flush();
+    return Promise.all(positions);
   }
 
   private async flush(): Promise<void> {
@@ -261,6 +280,7 @@ export class KafkaLedger implements Ledger {
               key: m.key ? m.key.toString('utf8') : null,
               value: m.value,
               trace: traceCarrierOf(m.headers),
+              continues: m.headers?.[CONTINUES] !== undefined,
             })),
             heartbeat: beat,
           });
@@ -322,6 +342,7 @@ export class KafkaLedger implements Ledger {
               key: m.key?.toString('utf8') ?? null,
               value: m.value,
               trace: traceCarrierOf(m.headers),
+              continues: m.headers?.[CONTINUES] !== undefined,
             })),
             heartbeat,
           });

@@ -59,29 +59,38 @@ export function traceCarrierOf(headers: IHeaders | undefined): TraceCarrier | un
 const TRACE_HEADERS = ['traceparent', 'tracestate'] as const;
 
 /**
- * How many of the queued messages go in the next send: at most 5,000, and at most ~900 KB in all (at
- * least one). The broker refuses a record batch over its `message.max.bytes` (1 MiB by default) with
- * MESSAGE_TOO_LARGE — failing every write of the send — and a busy API queues hundreds of events, each
- * carrying an embedding, between two sends.
+ * How many of the queued messages go in the next send: at most 5,000, and at most ~900 KB in all, ending
+ * where an append ends (a message marked `continues` is not the last of a send). The broker refuses a
+ * record batch over its `message.max.bytes` (1 MiB by default) with MESSAGE_TOO_LARGE — failing every
+ * write of the send — and a busy API queues hundreds of events, each carrying an embedding, between two
+ * sends. An append is one request's events (an entity and the record about it): in one send it is one
+ * record batch, stored or refused whole, and a consumer's fetch holds all of it or none. Split over two,
+ * the projection could apply the entity without its record, and a failed second send would leave half a
+ * request on the ledger. Only an append over the limit on its own (an episode of hundreds of statements)
+ * still goes out in several sends.
  */
 export function sendSize(
   queue: ReadonlyArray<{
     key: string;
     value: string;
     headers?: Readonly<Record<string, string>> | undefined;
+    continues?: boolean;
   }>,
 ): number {
   let bytes = 0;
-  let n = 0;
-  while (n < queue.length && n < 5000) {
+  let whole = 0;
+  for (let n = 0; n < queue.length; n++) {
     const m = queue[n]!;
     bytes += Buffer.byteLength(m.value) + Buffer.byteLength(m.key) + 64;
     for (const [k, v] of Object.entries(m.headers ?? {})) bytes += k.length + v.length + 8;
-    if (n > 0 && bytes > SEND_MAX_BYTES) break;
-    n++;
+    if (n > 0 && (bytes > SEND_MAX_BYTES || n >= 5000)) return whole || n;
+    if (!m.continues) whole = n + 1;
   }
-  return Math.max(1, n);
+  return Math.max(1, queue.length);
 }
+
+/** The header on every message of an append but its last: more of the same append follow. */
+export const CONTINUES = 'muninn-continues';
 
 const SEND_MAX_BYTES = 900 * 1024;
 
