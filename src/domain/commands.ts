@@ -210,6 +210,21 @@ const recordIdFor = (tenant: string, receiptKey: string, hash: string): string =
 export const entityIdFor = (tenant: string, type: string | undefined, name: string): string =>
   uuidV5(`${tenant}\u0000${(type ?? '').toLowerCase()}\u0000${name.trim().toLowerCase()}`, MUNINN_NS);
 
+/**
+ * The writer's own entity, when the default id is taken by one the writer may not see: one per request
+ * and name, so a retry of the request (after an append whose answer was lost) names the same entity.
+ */
+export const privateEntityIdFor = (
+  tenant: string,
+  requestKey: string,
+  type: string | undefined,
+  name: string,
+) =>
+  uuidV5(
+    `entity|${tenant}|${requestKey}|${(type ?? '').toLowerCase()}|${name.trim().toLowerCase()}`,
+    MUNINN_NS,
+  );
+
 export interface ResolvedEntity {
   readonly ref: EntityRef;
   /** The existing entity's id, when the reference resolved to one. */

@@ -4,6 +4,8 @@ import {
   decidePropose,
   entityIdFor,
   envelope,
+  privateEntityIdFor,
+  receiptKey,
   type DecideContext,
   type EntityRef,
   type ProposeCommand,
@@ -234,7 +236,9 @@ function propose(
   const entityEmbeddings = new Map<string, EmbeddingCache>();
   for (const ref of dr.about) {
     const key = refKey(ref);
-    const r = resolvedSoFar.get(key) ?? resolveEntity(ctx, ref, facts.entities.get(key), d.th);
+    const r =
+      resolvedSoFar.get(key) ??
+      resolveEntity(ctx, ref, facts.entities.get(key), d.th, () => ownEntityId(input, ref));
     resolvedSoFar.set(key, r);
     resolved.push({ ref, existingId: r.existingId, newId: r.newId });
     const name = refName(ref);
@@ -287,6 +291,15 @@ function propose(
   });
 }
 
+/** The writer's own entity for `ref` in this request, when resolveEntity needs one. */
+const ownEntityId = (input: PlanInput, ref: EntityRef): string =>
+  privateEntityIdFor(
+    input.ctx.principal.tenant,
+    `${receiptKey(input.ctx.principal, input.cmd.idempotencyKey)}|${input.hash}`,
+    ref.type,
+    refName(ref),
+  );
+
 function proposeCommand(cmd: PlanCommand, dr: Draft): ProposeCommand {
   return {
     namespace: cmd.namespace,
@@ -313,13 +326,15 @@ function proposeCommand(cmd: PlanCommand, dr: Draft): ProposeCommand {
  * exactly like one that does not exist. A new entity's id is the deterministic one of (tenant, type,
  * name), so that writers converge — unless an entity the writer may not see already has it: creating
  * "the same" entity would merge into it and show the writer its aliases and external ids through the
- * writer's own record. The writer then gets an entity of its own, with a fresh id recorded in the event.
+ * writer's own record. The writer then gets an entity of its own, `ownId()` (one per request and name),
+ * recorded in the event.
  */
 export function resolveEntity(
   ctx: DecideContext,
   ref: EntityRef,
   facts: EntityFacts | undefined,
   th: Pick<CosineThresholds, 'entityMerge' | 'entitySameAs'>,
+  ownId: () => string,
 ): Resolution {
   if (facts?.exact) return { existingId: facts.exact.id };
   if (ref.id) throw badInput(`no entity with id ${ref.id}`);
@@ -335,5 +350,5 @@ export function resolveEntity(
   // A visible one the alias lookup missed (e.g. the type spelled in another case): converge on it.
   if (facts.defaultIdVisible)
     return { ...sameAs, existingId: entityIdFor(ctx.principal.tenant, ref.type, refName(ref)) };
-  return { ...sameAs, newId: ctx.newId() };
+  return { ...sameAs, newId: ownId() };
 }

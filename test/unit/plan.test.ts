@@ -96,11 +96,12 @@ const noFacts: EntityFacts = { exact: null, nearest: null, defaultIdTaken: false
 function run(
   drafts: Draft[],
   facts: Partial<PlanFacts> & { entityFacts?: Array<[EntityRef, EntityFacts]> } = {},
+  idempotencyKey = 'k1',
 ): LedgerEvent[] {
   return plan(
     {
       ctx: context(),
-      cmd: { namespace: 'acme/svc', purpose: 'test', idempotencyKey: 'k1' },
+      cmd: { namespace: 'acme/svc', purpose: 'test', idempotencyKey },
       hash: 'a'.repeat(64),
       drafts,
       episodeId: null,
@@ -220,13 +221,22 @@ describe('plan: entities', () => {
     });
   });
 
-  it("given the default id taken by an entity the writer cannot see, the writer's entity gets a fresh id", () => {
-    const events = run([draft({ about: [ref] })], {
-      entityFacts: [[ref, { ...noFacts, defaultIdTaken: true, defaultIdVisible: false }]],
-    });
-    const [created] = ofType(events, 'EntityCreated');
-    expect(created!.payload.entityId).not.toBe(entityIdFor('acme', 'service', 'Billing'));
-    expect(created!.payload.entityId).toMatch(/^00000000-0000-4000-8000-/);
+  it("given the default id taken by an entity the writer cannot see, the writer's entity gets its own id, the same for a retry", () => {
+    const taken = (key: string) =>
+      ofType(
+        run(
+          [draft({ about: [ref] })],
+          { entityFacts: [[ref, { ...noFacts, defaultIdTaken: true, defaultIdVisible: false }]] },
+          key,
+        ),
+        'EntityCreated',
+      ).map((e) => e.payload.entityId);
+    const [own] = taken('k1');
+    expect(own).not.toBe(entityIdFor('acme', 'service', 'Billing'));
+    // A retry of the request (same key and input) names the same entity: no orphan when both land.
+    expect(taken('k1')).toEqual([own]);
+    // Another request gets another entity of its own.
+    expect(taken('k2')).not.toEqual([own]);
   });
 
   it('given the default id taken by a visible entity the alias lookup missed, it converges on that entity', () => {
