@@ -24,7 +24,7 @@ import { thresholdsFor, type CosineThresholds } from '../domain/similarity.ts';
 import { dot } from '../ports/embedder.ts';
 import type { EntityFacts, RelatedCandidate } from '../ports/graph.ts';
 import { scoreConfidence, sourceTrust } from './assess.ts';
-import { mayMerge } from './entity-match.ts';
+import { mayMerge } from '../domain/identifiers.ts';
 import { classify, type RelateCandidate } from './relate.ts';
 
 /**

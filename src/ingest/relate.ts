@@ -1,6 +1,6 @@
 import type { RecordStatus } from '../domain/model.ts';
 import type { CosineThresholds } from '../domain/similarity.ts';
-import { identifierTokens } from './entity-match.ts';
+import { sameIdentifierSet } from '../domain/identifiers.ts';
 import { canonicalText } from './normalize.ts';
 
 /**
@@ -11,7 +11,7 @@ import { canonicalText } from './normalize.ts';
  *  - DUPLICATE: the same wording (canonical, case-insensitive), the same (subject, predicate, object), or
  *    cosine ≥ `duplicate` (0.97 on MiniLM's scale; per model in domain/similarity.ts) when both name the
  *    same identifiers ("ledger writer 1ad620" and "ledger writer 98b1f6" embed as near-identical, but are
- *    two services: see entity-match.ts);
+ *    two services: domain/identifiers.ts);
  *  - SUPERSEDES: same subject and predicate, another object, and the new wording marks a change
  *    ("now", "no longer", "moved/switched/changed to", "from now on", "anymore", "instead");
  *  - CONTRADICTS: same subject and predicate, another object (or `is` vs `is not` on the same object);
@@ -69,15 +69,9 @@ const basePredicate = (p: string): string =>
     .replace(/\b(not|no longer|never)\s*/g, '')
     .trim();
 
-/** The identifier tokens (alphanumeric runs with a digit) a statement names, in any of its parts. */
-const identifiers = (x: RelateStatement): Set<string> =>
-  new Set(identifierTokens(`${x.subject} ${x.object} ${x.text}`));
-
-function sameIdentifiers(a: RelateStatement, b: RelateStatement): boolean {
-  const x = identifiers(a);
-  const y = identifiers(b);
-  return x.size === y.size && [...x].every((t) => y.has(t));
-}
+/** Both statements name the same identifiers, in any of their parts. */
+const sameIdentifiers = (a: RelateStatement, b: RelateStatement): boolean =>
+  sameIdentifierSet(`${a.subject} ${a.object} ${a.text}`, `${b.subject} ${b.object} ${b.text}`);
 
 export function classify(
   s: RelateStatement,

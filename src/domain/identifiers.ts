@@ -1,4 +1,7 @@
 /**
+ * Identifiers in names and statements, the one rule for "the same thing or two": entity resolution's
+ * merge (mayMerge), relate's DUPLICATE (ingest/relate.ts) and the steward's NEAR_DUPLICATE finding.
+ *
  * When an embedding neighbour may stand for the entity a writer names. Embeddings of names read
  * "payments-v1" and "payments-v2", or "zephyr-53b947" and "zephyr-76b778", as near-identical: the
  * shared word dominates and the part that tells them apart is a few characters of digits. Those parts
@@ -22,4 +25,11 @@ export function identifiersAgree(a: string, b: string): boolean {
 /** Whether `candidate` (its name or any alias) may absorb a reference named `name`. */
 export function mayMerge(name: string, candidate: { name: string; aliases: readonly string[] }): boolean {
   return [candidate.name, ...candidate.aliases].some((n) => identifiersAgree(name, n));
+}
+
+/** True when two texts name the same set of identifiers ("writer 1ad620" and "writer 98b1f6" do not). */
+export function sameIdentifierSet(a: string, b: string): boolean {
+  const x = new Set(identifierTokens(a));
+  const y = new Set(identifierTokens(b));
+  return x.size === y.size && [...x].every((t) => y.has(t));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { identifiersAgree, identifierTokens, mayMerge } from '../../src/ingest/entity-match.ts';
+import { identifiersAgree, identifierTokens, mayMerge } from '../../src/domain/identifiers.ts';
 
 describe('entity match: identifiers tell near-identical names apart', () => {
   it('identifier tokens are the alphanumeric runs holding a digit', () => {
