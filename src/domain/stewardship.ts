@@ -1,6 +1,7 @@
 import { covers } from './access.ts';
 import { MUNINN_NS, uuidV5 } from './canonical.ts';
 import type { GrantState } from './fold.ts';
+import { sameIdentifierSet } from './identifiers.ts';
 import type { FindingSeverity, FindingType, GrantRole } from './stewardship-model.ts';
 
 /**
@@ -151,6 +152,11 @@ export interface DuplicateRow {
   readonly b: string;
   readonly namespace: string;
   readonly cosine: number;
+  /**
+   * Both statements (subject, object and wording), when known: a pair naming other identifiers is two
+   * things however alike its embeddings ("ledger writer 1ad620" and "ledger writer 98b1f6").
+   */
+  readonly texts?: readonly [string, string];
 }
 
 export function duplicateFindings(
@@ -163,6 +169,7 @@ export function duplicateFindings(
   for (const r of rows) {
     const key = [r.a, r.b].sort().join('|');
     if (r.a === r.b || r.cosine < th.duplicateCosine || seen.has(key)) continue;
+    if (r.texts && !sameIdentifierSet(r.texts[0], r.texts[1])) continue;
     seen.add(key);
     const reason = `embeddings ${r.cosine.toFixed(3)} alike (threshold ${th.duplicateCosine})`;
     out.push(draft(tenant, 'NEAR_DUPLICATE', 'LOW', r.namespace, { records: [r.a, r.b] }, reason));

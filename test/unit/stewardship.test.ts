@@ -85,6 +85,31 @@ describe('steward checks', () => {
     expect(f.map((x) => x.recordIds)).toEqual([['a', 'b']]);
   });
 
+  it('near-duplicates: a pair whose statements name other identifiers is two things, however alike', () => {
+    const row = (a: string, b: string, texts: [string, string]) => ({
+      a,
+      b,
+      namespace: 'acme/a',
+      cosine: 0.995,
+      texts,
+    });
+    const f = duplicateFindings(
+      T,
+      [
+        row('w1', 'w2', [
+          'ledger-writer-1ad620 zephyr The ledger writer 1ad620 runs on the zephyr cluster.',
+          'ledger-writer-98b1f6 zephyr The ledger writer 98b1f6 runs on the zephyr cluster.',
+        ]),
+        row('p1', 'p2', [
+          'payments-api postgres 16 The payments API uses Postgres 16.',
+          'payments api postgres 16 Payments API runs on Postgres 16.',
+        ]),
+      ],
+      TH,
+    );
+    expect(f.map((x) => x.recordIds)).toEqual([['p1', 'p2']]);
+  });
+
   it('low utility needs enough votes; orphans belong to the deepest common namespace', () => {
     const low = lowUtilityFindings(
       T,

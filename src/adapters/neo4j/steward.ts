@@ -105,7 +105,7 @@ export class Neo4jStewardLookups implements StewardLookups {
            AND m.embeddingModel = n.embeddingModel
          RETURN m, score
        }
-       RETURN n.id AS a, m.id AS b, n.namespace AS ns, score`,
+       RETURN n.id AS a, m.id AS b, n.namespace AS ns, score, ${TEXTS}`,
       { tenant, score: (1 + cosine) / 2, since },
     );
     return res.records.map(duplicateRow);
@@ -126,7 +126,7 @@ export class Neo4jStewardLookups implements StewardLookups {
          AND n.embedding IS NOT NULL AND m.embedding IS NOT NULL AND n.embeddingModel = m.embeddingModel
        WITH n, m, vector.similarity.cosine(n.embedding, m.embedding) AS score
        WHERE score >= $score
-       RETURN n.id AS a, m.id AS b, n.namespace AS ns, score`,
+       RETURN n.id AS a, m.id AS b, n.namespace AS ns, score, ${TEXTS}`,
       { tenant, score: (1 + cosine) / 2, pairs: pairs.map((p) => [...p]) },
     );
     return res.records.map(duplicateRow);
@@ -178,7 +178,13 @@ const duplicateRow = (r: Neo4jRecord): DuplicateRow => ({
   b: str(r.get('b')),
   namespace: str(r.get('ns')),
   cosine: Math.round((2 * Number(r.get('score')) - 1) * 1000) / 1000,
+  texts: [str(r.get('aText')), str(r.get('bText'))],
 });
+
+/** Each side's subject, object and wording: where the identifiers a pair names are read from. */
+const TEXTS = ['n', 'm']
+  .map((v, i) => `${v}.subject + ' ' + ${v}.object + ' ' + ${v}.text AS ${i ? 'bText' : 'aText'}`)
+  .join(', ');
 
 /** A finding never tells about what its reader cannot read: every record and entity it names is visible. */
 const FINDING_VISIBLE = `all(id IN f.recordIds WHERE EXISTS {
