@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { Kafka, logLevel, type ISocketFactory, type Producer, type ProducerRecord } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ledgerProducer, ProducerSlot } from '../../src/adapters/kafka/producer.ts';
-import { connectAdapters } from '../../src/main.ts';
-import { silentLogger } from '../../src/ports/logger.ts';
-import { endpoints, testConfig } from '../support/harness.ts';
+import { endpoints, ledgerOnFreshTopic } from '../support/harness.ts';
 
 /**
  * A send the broker stored but whose answer never came back, on a real broker. The client's sockets do
@@ -63,16 +61,7 @@ class AnswerLoss {
   };
 }
 
-const topic = `muninn.test.answer-lost.${randomUUID().slice(0, 8)}`;
-const adapters = connectAdapters(
-  testConfig({ MUNINN_LEDGER_TOPIC: topic, MUNINN_DLQ_TOPIC: `${topic}.dlq`, MUNINN_LEDGER_PARTITIONS: '1' }),
-  silentLogger,
-);
-beforeAll(() => adapters.ledger.ensureTopics());
-afterAll(async () => {
-  await adapters.ledger.close();
-  await adapters.store.close();
-});
+const { topic, adapters } = ledgerOnFreshTopic('answer-lost');
 
 const batch = (name: string): ProducerRecord => ({
   topic,

@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProposeCommand, decidePropose, type DecideContext } from '../../src/domain/commands.ts';
 import type { LedgerEvent } from '../../src/domain/events.ts';
 import type { Principal } from '../../src/domain/principal.ts';
-import { connectAdapters } from '../../src/main.ts';
 import type { LedgerPosition } from '../../src/ports/ledger.ts';
-import { silentLogger } from '../../src/ports/logger.ts';
-import { endpoints, testConfig } from '../support/harness.ts';
+import { endpoints, ledgerOnFreshTopic } from '../support/harness.ts';
 
 /**
  * One append is one record batch on the real broker: a request's events (its entities, then the record
@@ -16,16 +14,7 @@ import { endpoints, testConfig } from '../support/harness.ts';
  * its own, and a busy queue was cut at ~900 KB wherever it fell: the projection applied an entity in one
  * transaction and its record in the next, and a writer in between made a second entity for the same name.
  */
-const topic = `muninn.test.append-whole.${randomUUID().slice(0, 8)}`;
-const adapters = connectAdapters(
-  testConfig({ MUNINN_LEDGER_TOPIC: topic, MUNINN_DLQ_TOPIC: `${topic}.dlq`, MUNINN_LEDGER_PARTITIONS: '1' }),
-  silentLogger,
-);
-beforeAll(() => adapters.ledger.ensureTopics());
-afterAll(async () => {
-  await adapters.ledger.close();
-  await adapters.store.close();
-});
+const { topic, adapters } = ledgerOnFreshTopic('append-whole');
 
 const principal: Principal = {
   iss: 'test',

@@ -2,9 +2,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { load, type Config } from '../../src/config/index.ts';
-import { startMuninn, type Muninn } from '../../src/main.ts';
+import { connectAdapters, startMuninn, type Muninn } from '../../src/main.ts';
 import { signDevToken, ensureDevKeys, type DevActClaim } from '../../src/adapters/auth/dev-keys.ts';
 import type { Clock } from '../../src/ports/clock.ts';
 import type { Checkpoints } from '../../src/ports/graph.ts';
@@ -105,6 +105,28 @@ export async function gql<T>(
   });
   const body = (await res.json()) as { data?: T; errors?: GqlResult<T>['errors'] };
   return { status: res.status, data: body.data, errors: body.errors };
+}
+
+/**
+ * The adapters on a topic of their own (one partition), for tests of the ledger itself: the topics are
+ * made before the file's tests and the connections closed after them.
+ */
+export function ledgerOnFreshTopic(name: string) {
+  const topic = `muninn.test.${name}.${randomUUID().slice(0, 8)}`;
+  const adapters = connectAdapters(
+    testConfig({
+      MUNINN_LEDGER_TOPIC: topic,
+      MUNINN_DLQ_TOPIC: `${topic}.dlq`,
+      MUNINN_LEDGER_PARTITIONS: '1',
+    }),
+    silentLogger,
+  );
+  beforeAll(() => adapters.ledger.ensureTopics());
+  afterAll(async () => {
+    await adapters.ledger.close();
+    await adapters.store.close();
+  });
+  return { topic, adapters };
 }
 
 /** A tenant name no other test uses. */

@@ -78,37 +78,32 @@ describe('DUPLICATE', () => {
     expect(d.kind).toBe('INDEPENDENT');
   });
 
+  const WRITER_98B1F6 = stmt(
+    'ledger-writer-98b1f6',
+    'runs-on',
+    'zephyr',
+    'The ledger writer 98b1f6 runs on the zephyr cluster.',
+  );
+
   it('near-identical wording about two identifiers ("writer 1ad620" vs "writer 98b1f6", cosine 0.99) → not DUPLICATE', () => {
     // bge-small puts these two at cosine ≈ 0.99: the shared words dominate, the ids are a few word pieces.
-    const stored = stmt(
-      'ledger-writer-98b1f6',
-      'runs-on',
-      'zephyr',
-      'The ledger writer 98b1f6 runs on the zephyr cluster.',
-    );
     const s = stmt(
       'ledger-writer-1ad620',
       'runs-on',
       'zephyr',
       'The ledger writer 1ad620 runs on the zephyr cluster.',
     );
-    expect(classify(s, [cand('r1', stored, { cosine: 0.99 })]).kind).toBe('INDEPENDENT');
+    expect(classify(s, [cand('r1', WRITER_98B1F6, { cosine: 0.99 })]).kind).toBe('INDEPENDENT');
   });
 
   it('the same identifiers in near-identical wording (cosine 0.99) → DUPLICATE', () => {
-    const stored = stmt(
-      'ledger-writer-98b1f6',
-      'runs-on',
-      'zephyr',
-      'The ledger writer 98b1f6 runs on the zephyr cluster.',
-    );
     const s = stmt(
       'ledger writer 98b1f6',
       'runs on',
       'the zephyr cluster',
       'Ledger writer 98b1f6 runs on zephyr.',
     );
-    expect(classify(s, [cand('r1', stored, { cosine: 0.99 })]).kind).toBe('DUPLICATE');
+    expect(classify(s, [cand('r1', WRITER_98B1F6, { cosine: 0.99 })]).kind).toBe('DUPLICATE');
   });
 
   it('a CANDIDATE target can be duplicated (same wording → DUPLICATE of the CANDIDATE)', () => {
