@@ -17,6 +17,7 @@ import { silentLogger } from '../../src/ports/logger.ts';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { freePort, spawnServe } from '../support/processes.ts';
+import { cpuShare } from './cpu-share.ts';
 
 const suffix = randomUUID().slice(0, 8);
 const stateDir = mkdtempSync(join(tmpdir(), 'muninn-bench-'));
@@ -224,7 +225,9 @@ m.store.db.observer = (r) => {
   byOp.set(r.op, o);
 };
 const written0 = seq;
+const cpu = cpuShare(new URL('../../', import.meta.url).pathname);
 const tput = await throughput(SECONDS, CALLERS);
+const cpuUsed = cpu();
 m.store.db.observer = undefined;
 const writes = Math.max(1, seq - written0);
 console.log(`statements during the loop (wall ms as the caller saw them; top 12 by total):`);
@@ -236,6 +239,7 @@ console.log(
   `propose (await=false) through GraphQL, ${CALLERS} concurrent callers, closed loop: ${Math.round(tput)} writes/s ` +
     `= ${Math.round((100 * tput) / modelRate)} % of the embedder's rate (${refusedInLoop} refusals waited out)`,
 );
+console.log(`  during the loop, ${cpuUsed} (of ${cpus().length})`);
 // Lag at half the sustained rate, then overload at twice it (or the rates given).
 const rates = process.env['BENCH_RATES']
   ? process.env['BENCH_RATES']

@@ -1,0 +1,42 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * Where a phase's CPU went: this process (API, projector and the bench's client, worker threads included)
+ * and, when scripts/stack.mjs started them, the Neo4j and Kafka JVMs (their pid files in .stack/run, their
+ * CPU from /proc). In cores: CPU seconds over wall seconds. What bounds a rate on a 2-core machine.
+ */
+export function cpuShare(root: string): () => string {
+  const pids = Object.fromEntries(
+    ['neo4j', 'kafka'].flatMap((name) => {
+      try {
+        return [[name, Number(readFileSync(join(root, '.stack/run', `${name}.pid`), 'utf8').trim())]];
+      } catch {
+        return [];
+      }
+    }),
+  );
+  const jvm = (pid: number): number | null => {
+    try {
+      // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second here).
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return null;
+    }
+  };
+  const start = { wall: performance.now(), self: process.cpuUsage() };
+  const jvm0 = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, jvm(pid)]));
+  return () => {
+    const wall = (performance.now() - start.wall) / 1000;
+    const self = process.cpuUsage(start.self);
+    const parts = [`this process ${((self.user + self.system) / 1e6 / wall).toFixed(2)}`];
+    for (const [name, pid] of Object.entries(pids)) {
+      const now = jvm(pid);
+      const before = jvm0[name];
+      if (now !== null && before !== null && before !== undefined)
+        parts.push(`${name} ${((now - before) / wall).toFixed(2)}`);
+    }
+    return `cores used: ${parts.join(', ')}`;
+  };
+}
