@@ -219,11 +219,7 @@ export const privateEntityIdFor = (
   requestKey: string,
   type: string | undefined,
   name: string,
-) =>
-  uuidV5(
-    `entity|${tenant}|${requestKey}|${(type ?? '').toLowerCase()}|${name.trim().toLowerCase()}`,
-    MUNINN_NS,
-  );
+): string => uuidV5(`entity|${requestKey}|${entityIdFor(tenant, type, name)}`, MUNINN_NS);
 
 export interface ResolvedEntity {
   readonly ref: EntityRef;

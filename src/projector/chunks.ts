@@ -8,7 +8,8 @@ import type { LedgerMessage } from '../ports/ledger.ts';
  * of its own (ingest/plan.ts, resolveEntity): two entities for one name. The ledger keeps an append in
  * one record batch (adapters/kafka/wire.ts, sendSize: unless it is over ~900 KB alone) and a fetch holds
  * whole record batches, so a batch ends at an append's end; a chunk that would not is cut before the
- * append, or, when the append alone is over `max`, after it. Messages without the mark (written before it) end their append.
+ * append, or, when the append alone is over `max`, after it. Messages without the mark (written before
+ * it) end their append.
  */
 export function chunksOf(messages: readonly LedgerMessage[], max: number): LedgerMessage[][] {
   const out: LedgerMessage[][] = [];

@@ -12,7 +12,15 @@ import type {
 import type { Logger } from '../../ports/logger.ts';
 import { producing } from '../tracing/otel.ts';
 import { ledgerProducer, ProducerSlot } from './producer.ts';
-import { CONTINUES, kafkaSecurity, partitioner, sendSize, traceCarrierOf, type KafkaSasl } from './wire.ts';
+import {
+  CONTINUES,
+  kafkaSecurity,
+  ledgerMessage,
+  partitioner,
+  sendSize,
+  traceCarrierOf,
+  type KafkaSasl,
+} from './wire.ts';
 
 export { partitioner, traceCarrierOf };
 
@@ -274,14 +282,7 @@ export class KafkaLedger implements Ledger {
         try {
           await opts.onBatch({
             partition: batch.partition,
-            messages: batch.messages.map((m) => ({
-              partition: batch.partition,
-              offset: m.offset,
-              key: m.key ? m.key.toString('utf8') : null,
-              value: m.value,
-              trace: traceCarrierOf(m.headers),
-              continues: m.headers?.[CONTINUES] !== undefined,
-            })),
+            messages: batch.messages.map((m) => ledgerMessage(batch.partition, m)),
             heartbeat: beat,
           });
         } catch (e) {
@@ -336,14 +337,7 @@ export class KafkaLedger implements Ledger {
         for (let i = 0; i < msgs.length; i += maxBatch) {
           await onBatch({
             partition: batch.partition,
-            messages: msgs.slice(i, i + maxBatch).map((m) => ({
-              partition: batch.partition,
-              offset: m.offset,
-              key: m.key?.toString('utf8') ?? null,
-              value: m.value,
-              trace: traceCarrierOf(m.headers),
-              continues: m.headers?.[CONTINUES] !== undefined,
-            })),
+            messages: msgs.slice(i, i + maxBatch).map((m) => ledgerMessage(batch.partition, m)),
             heartbeat,
           });
         }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { IHeaders, KafkaConfig, SASLOptions } from 'kafkajs';
 import type { TraceCarrier } from '../../ports/tracing.ts';
+import type { LedgerMessage } from '../../ports/ledger.ts';
 
 /**
  * The Kafka wire details of the ledger: TLS and SASL, which partition a key goes to, how much goes in one
@@ -91,6 +92,21 @@ export function sendSize(
 
 /** The header on every message of an append but its last: more of the same append follow. */
 export const CONTINUES = 'muninn-continues';
+
+/** A fetched message as the Ledger port gives it: its coordinates, bytes, trace context and mark. */
+export function ledgerMessage(
+  partition: number,
+  m: { offset: string; key: Buffer | null; value: Buffer | null; headers?: IHeaders | undefined },
+): LedgerMessage {
+  return {
+    partition,
+    offset: m.offset,
+    key: m.key?.toString('utf8') ?? null,
+    value: m.value,
+    trace: traceCarrierOf(m.headers),
+    continues: m.headers?.[CONTINUES] !== undefined,
+  };
+}
 
 const SEND_MAX_BYTES = 900 * 1024;
 

@@ -182,9 +182,8 @@ const duplicateRow = (r: Neo4jRecord): DuplicateRow => ({
 });
 
 /** Each side's subject, object and wording: where the identifiers a pair names are read from. */
-const TEXTS = ['n', 'm']
-  .map((v, i) => `${v}.subject + ' ' + ${v}.object + ' ' + ${v}.text AS ${i ? 'bText' : 'aText'}`)
-  .join(', ');
+const TEXTS = `n.subject + ' ' + n.object + ' ' + n.text AS aText,
+       m.subject + ' ' + m.object + ' ' + m.text AS bText`;
 
 /** A finding never tells about what its reader cannot read: every record and entity it names is visible. */
 const FINDING_VISIBLE = `all(id IN f.recordIds WHERE EXISTS {
