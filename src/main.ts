@@ -313,7 +313,12 @@ export async function startMuninn(
   const prometheus = config.metrics
     ? new PrometheusTelemetry({
         lag: async () =>
-          (await projectionStatus(ledger, store.projector, config.kafka.topic, () => true)).partitions,
+          (
+            await projectionStatus(ledger, store.projector, config.kafka.topic, () => ({
+              healthy: true,
+              stalled: [],
+            }))
+          ).partitions,
         reviewQueueDepth: () => reviewQueueDepth(store.db),
       })
     : undefined;
@@ -352,6 +357,7 @@ export async function startMuninn(
       onApplied: (p, o) => waiter.notify(p, o),
       telemetry,
       tracing: otelTracing,
+      stallAfterMs: config.kafka.stallAfterMs,
     });
     await projector.start();
   }
@@ -386,7 +392,8 @@ export async function startMuninn(
     services = { writes, recall: built.recall };
     const erasure = new ErasureService(erasureDeps);
     const holds = new HoldService(erasureDeps);
-    const projectorHealthy = () => (projector ? projector.state.kind === 'running' : true);
+    // A process without a projector (role api) cannot see one: the partitions' lag is what it shows.
+    const projectorHealth = () => projector?.projectionHealth() ?? { healthy: true, stalled: [] };
     api = await startApi({
       host: config.http.host,
       port: config.http.port,
@@ -407,7 +414,7 @@ export async function startMuninn(
         recall: built.recall,
         erasure,
         holds,
-        projection: () => projectionStatus(ledger, store.projector, config.kafka.topic, projectorHealthy),
+        projection: () => projectionStatus(ledger, store.projector, config.kafka.topic, projectorHealth),
         analytics: new AnalyticsService(store.reads, new Neo4jAnalytics(store.db), built.policy),
         stewardship: new StewardshipService(
           new Neo4jStewardReads(store.db),

@@ -57,6 +57,7 @@ export const ConfigSchema = z
     MUNINN_RECALL_VECTORS_HELD: int(0, 100_000_000).default(240_000),
     MUNINN_REBUILD_BATCH_MAX: int(1, 100_000).default(10_000),
     MUNINN_PROJECTOR_SESSION_TIMEOUT_MS: int(6000, 300_000).default(30_000),
+    MUNINN_PROJECTOR_STALL_AFTER_MS: int(100, 3_600_000).default(30_000),
 
     MUNINN_AUTH_ISSUER: z.string().min(1).default('muninn-dev'),
     MUNINN_AUTH_AUDIENCE: z.string().min(1).default('urn:muninn:api'),
@@ -331,6 +332,8 @@ export interface Config {
     /** Events per transaction of a rebuild (per partition, gathered across fetches). */
     readonly rebuildBatchMax: number;
     readonly sessionTimeoutMs: number;
+    /** A partition whose batch has failed this long is reported stalled (/readyz, `projection`). */
+    readonly stallAfterMs: number;
     /** TLS to the brokers (with this CA's PEM file, else the system's CAs); null = plaintext. */
     readonly tls: { readonly caFile: string | undefined } | null;
     /** SASL authentication; null = none. */
@@ -514,6 +517,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       batchMax: c.MUNINN_PROJECTOR_BATCH_MAX,
       rebuildBatchMax: c.MUNINN_REBUILD_BATCH_MAX,
       sessionTimeoutMs: c.MUNINN_PROJECTOR_SESSION_TIMEOUT_MS,
+      stallAfterMs: c.MUNINN_PROJECTOR_STALL_AFTER_MS,
       tls: c.KAFKA_SSL ? { caFile: c.KAFKA_SSL_CA_FILE } : null,
       sasl: c.KAFKA_SASL_MECHANISM
         ? {

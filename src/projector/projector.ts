@@ -5,6 +5,7 @@ import type { Logger } from '../ports/logger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
 import { chunksOf } from './chunks.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
+import type { ProjectionHealth, ProjectionStall } from '../ports/projection-health.ts';
 import { noTracing, type Tracing } from '../ports/tracing.ts';
 
 export type ProjectorState =
@@ -31,6 +32,8 @@ export interface ProjectorOptions {
   readonly telemetry?: Telemetry;
   /** Each chunk's apply continues the traces its events carry (none when absent). */
   readonly tracing?: Tracing;
+  /** A partition whose batch has failed for this long is reported stalled (health, projection status). */
+  readonly stallAfterMs?: number;
 }
 
 /**
@@ -41,6 +44,7 @@ export interface ProjectorOptions {
 export class Projector {
   private sub: LedgerSubscription | undefined;
   private _state: ProjectorState = { kind: 'idle' };
+  private readonly failing = new Map<number, ProjectionStall & { readonly lastAt: number }>();
 
   constructor(private readonly o: ProjectorOptions) {}
 
@@ -49,15 +53,57 @@ export class Projector {
   }
 
   /**
-   * Ready: consuming (state running) and a member of the consumer group. A member that joined and owns no
-   * partition (more replicas than partitions) is ready too: it takes over when another leaves.
+   * Ready: consuming (state running), a member of the consumer group, and no partition stalled. A member
+   * that joined and owns no partition (more replicas than partitions) is ready too: it takes over when
+   * another leaves. A stalled partition (see `stalled`) makes it unready, as a crashed consumer does: it
+   * is alive but cannot move that partition (e.g. a sealed event whose data key this process's key store
+   * does not hold waits there, by design, until the key is there), and writes are refused meanwhile.
    */
   health(): { readonly ready: boolean; readonly checks: Record<string, string> } {
     const joined = this.sub?.joined() ?? false;
-    return {
-      ready: this._state.kind === 'running' && joined,
-      checks: { projector: this._state.kind, consumerGroup: joined ? 'joined' : 'not joined' },
+    const stalled = this.stalled();
+    const checks: Record<string, string> = {
+      projector: this._state.kind,
+      consumerGroup: joined ? 'joined' : 'not joined',
     };
+    if (stalled.length > 0) checks['projection'] = stalled.map(describeStall).join('; ');
+    return { ready: this._state.kind === 'running' && joined && stalled.length === 0, checks };
+  }
+
+  /**
+   * Partitions whose batch has kept failing for at least `stallAfterMs` (30 s by default), each with the
+   * offsets it is stuck at and its latest error. A partition leaves the list when a batch of it commits,
+   * or when no attempt has failed for a minute (it was reassigned to another member, or this one stopped).
+   */
+  stalled(now: number = Date.now()): ProjectionStall[] {
+    const after = this.o.stallAfterMs ?? 30_000;
+    return [...this.failing.values()]
+      .filter((f) => now - f.since.getTime() >= after && now - f.lastAt <= Projector.STALL_FORGET_MS)
+      .map(({ lastAt: _, ...stall }) => stall)
+      .sort((a, b) => a.partition - b.partition);
+  }
+
+  /** For the projection status: running and not stalled, and the stalls. */
+  projectionHealth(): ProjectionHealth {
+    const stalled = this.stalled();
+    return { healthy: this._state.kind === 'running' && stalled.length === 0, stalled };
+  }
+
+  private static readonly STALL_FORGET_MS = 60_000;
+
+  private noteFailure(partition: number, chunk: readonly LedgerMessage[], e: unknown): void {
+    const now = Date.now();
+    const offsets = `${chunk[0]?.offset ?? ''}..${chunk[chunk.length - 1]?.offset ?? ''}`;
+    const before = this.failing.get(partition);
+    const fresh = !before || before.offsets !== offsets || now - before.lastAt > Projector.STALL_FORGET_MS;
+    this.failing.set(partition, {
+      partition,
+      offsets,
+      since: fresh ? new Date(now) : before.since,
+      attempts: fresh ? 1 : before.attempts + 1,
+      error: e instanceof Error ? e.message : String(e),
+      lastAt: now,
+    });
   }
 
   async start(): Promise<void> {
@@ -80,8 +126,14 @@ export class Projector {
         for (const chunk of chunksOf(batch.messages, this.o.batchMax)) {
           const t0 = performance.now();
           const res = await this.traced(batch.partition, chunk, () =>
-            this.applyPatiently(batch.heartbeat, log, () => applyBatch(deps, batch.partition, chunk)),
+            this.applyPatiently(
+              batch.heartbeat,
+              log,
+              (e) => this.noteFailure(batch.partition, chunk, e),
+              () => applyBatch(deps, batch.partition, chunk),
+            ),
           );
+          this.failing.delete(batch.partition);
           if (res.deadLettered > 0) {
             log.warn({ partition: batch.partition, deadLettered: res.deadLettered }, 'events dead-lettered');
             this.o.telemetry?.deadLettered(res.deadLettered);
@@ -150,12 +202,14 @@ export class Projector {
   private async applyPatiently<T>(
     heartbeat: () => Promise<void>,
     log: Logger,
+    failed: (e: unknown) => void,
     work: () => Promise<T>,
   ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.keepingMembership(heartbeat, work);
       } catch (e) {
+        failed(e);
         const running = this._state.kind === 'running';
         if (!running || !isMuninnError(e) || !e.retryable || attempt >= Projector.APPLY_ATTEMPTS) throw e;
         const waitMs = Math.min(5000, 200 * 2 ** attempt);
@@ -172,8 +226,12 @@ export class Projector {
   async stop(): Promise<void> {
     if (!this.sub) return;
     this._state = { kind: 'stopping' };
+    this.failing.clear();
     await this.sub.stop();
     this.sub = undefined;
     this._state = { kind: 'stopped' };
   }
 }
+
+const describeStall = (s: ProjectionStall): string =>
+  `stalled: partition ${s.partition} at offsets ${s.offsets} since ${s.since.toISOString()} (${s.attempts} tries): ${s.error}`;

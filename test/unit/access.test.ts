@@ -297,10 +297,16 @@ describe('issue #9: projection status (projection-status.ts)', () => {
     healthy: true,
     partitions: [{ partition: 0, checkpoint: '41', highWatermark: '42', lag: 0 }],
     totalLag: 0,
+    stalled: [{ partition: 0, offsets: '42..42', since: new Date(0), attempts: 3, error: 'key missing' }],
   };
-  it('admins see offsets and lag; anyone else only whether the projector is healthy', () => {
+  it('admins see offsets, lag and stalls; anyone else only whether the projector is healthy', () => {
     expect(projectionViewFor(status, true)).toEqual(status);
-    expect(projectionViewFor(status, false)).toEqual({ healthy: true, partitions: [], totalLag: null });
+    expect(projectionViewFor(status, false)).toEqual({
+      healthy: true,
+      partitions: [],
+      totalLag: null,
+      stalled: [],
+    });
   });
 });
 
