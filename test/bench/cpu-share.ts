@@ -6,25 +6,39 @@ import { join } from 'node:path';
  * and, when scripts/stack.mjs started them, the Neo4j and Kafka JVMs (their pid files in .stack/run, their
  * CPU from /proc). In cores: CPU seconds over wall seconds. What bounds a rate on a 2-core machine.
  */
+/** The pid of a server scripts/stack.mjs started (its pid file in .stack/run), if any. */
+function stackPid(root: string, name: string): number | null {
+  try {
+    return Number(readFileSync(join(root, '.stack/run', `${name}.pid`), 'utf8').trim());
+  } catch {
+    return null;
+  }
+}
+
+/** A process's CPU seconds so far: utime and stime, fields 14 and 15 of /proc/<pid>/stat (100 ticks a second here). */
+function cpuSecondsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU seconds the stack's `name` server (neo4j, kafka) has used so far; null when it is not the stack's. */
+export function stackCpuSeconds(root: string, name: string): () => number | null {
+  const pid = stackPid(root, name);
+  return () => (pid === null ? null : cpuSecondsOf(pid));
+}
+
 export function cpuShare(root: string): () => string {
   const pids = Object.fromEntries(
     ['neo4j', 'kafka'].flatMap((name) => {
-      try {
-        return [[name, Number(readFileSync(join(root, '.stack/run', `${name}.pid`), 'utf8').trim())]];
-      } catch {
-        return [];
-      }
+      const pid = stackPid(root, name);
+      return pid === null ? [] : [[name, pid]];
     }),
   );
-  const jvm = (pid: number): number | null => {
-    try {
-      // utime and stime, fields 14 and 15 of /proc/<pid>/stat, in clock ticks (100 a second here).
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      return null;
-    }
-  };
+  const jvm = cpuSecondsOf;
   const start = { wall: performance.now(), self: process.cpuUsage() };
   const jvm0 = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, jvm(pid)]));
   return () => {

@@ -14,10 +14,9 @@ import { load } from '../../src/config/index.ts';
 import { createEmbedder, startMuninn } from '../../src/main.ts';
 import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
-import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
-import { rebuild } from '../../src/projector/rebuild.ts';
 import { freePort, spawnServe } from '../support/processes.ts';
 import { cpuShare } from './cpu-share.ts';
+import { benchRebuild } from './rebuild-phase.ts';
 
 const suffix = randomUUID().slice(0, 8);
 const stateDir = mkdtempSync(join(tmpdir(), 'muninn-bench-'));
@@ -262,66 +261,6 @@ if (projector) {
   await projector.exited;
 }
 
-// 3. rebuild over 100k events (appended directly through the ledger port, then replayed)
-const REBUILD_EVENTS = Number(process.env['BENCH_REBUILD_EVENTS'] ?? 100_000);
-const { connectAdapters } = await import('../../src/main.ts');
-const a = connectAdapters(config, silentLogger);
-const existing = await a.store.db.read('bench.count', 'MATCH (n:Record) RETURN count(n) AS c');
-const records = Number(existing.records[0]?.get('c') ?? 0);
-if (records > 0 && process.env['BENCH_ALLOW_WIPE'] !== '1') {
-  console.log(
-    `rebuild: skipped — the graph holds ${records} records; rerun with BENCH_ALLOW_WIPE=1 to let the benchmark empty it`,
-  );
-} else {
-  const principal = {
-    iss: 'bench',
-    sub: 'bench',
-    tenant: 'bench-rebuild',
-    scopes: new Set(['write'] as const),
-    actors: [],
-    tokenId: undefined,
-    expiresAt: undefined,
-  };
-  const cmdBase = { namespace: 'bench/rebuild', class: 'FACT', purpose: 'bench' };
-  const have = (await a.ledger.offsets()).reduce((s, o) => s + Number(o.highWatermark), 0);
-  const t0 = performance.now();
-  for (let i = have; i < REBUILD_EVENTS; i += 1000) {
-    const events = [];
-    for (let j = i; j < Math.min(REBUILD_EVENTS, i + 1000); j++) {
-      const cmd = ProposeCommand.parse({
-        ...cmdBase,
-        statement: { subject: `s${j}`, predicate: 'is', object: `o${j}`, text: `Rebuild statement ${j}.` },
-        idempotencyKey: `r-${j}`,
-      });
-      events.push(
-        ...decidePropose(
-          {
-            principal: { ...principal, tenant: tenants[j % tenants.length]! },
-            now: new Date(),
-            newId: randomUUID,
-          },
-          cmd,
-          [],
-          'ACTIVE',
-        ),
-      );
-    }
-    await a.ledger.append(events);
-  }
-  const appendS = (performance.now() - t0) / 1000;
-  console.log(`appended ${REBUILD_EVENTS - have} events directly to the ledger in ${appendS.toFixed(1)} s`);
-  const r = await rebuild(
-    a.ledger,
-    a.store,
-    config.kafka.topic,
-    config.kafka.rebuildBatchMax,
-    undefined,
-    a.decode,
-  );
-  console.log(
-    `rebuild: ${r.events} events in ${r.seconds.toFixed(1)} s = ${Math.round(r.eventsPerSecond)} events/s (${r.nodes} nodes); state-hash ${r.hash.slice(0, 16)}…`,
-  );
-}
-await a.ledger.close();
-await a.store.close();
+// 3. rebuild over 100k events (appended directly through the ledger port, then replayed; rebuild-phase.ts)
+await benchRebuild(config, Number(process.env['BENCH_REBUILD_EVENTS'] ?? 100_000), tenants);
 process.exit(0);
