@@ -10,6 +10,7 @@ import { recordRow } from '../../src/adapters/neo4j/mapping.ts';
  * in transactions of `batch` rows by four statements of falling cost. The gap between them says where a
  * replay's graph time goes; the first says what no Cypher replay can beat on this machine.
  *  - send: the rows go to Neo4j and are counted (Bolt and parameter decoding only);
+ *  - keys: the same nodes and relationship with one property each, under labels no index covers;
  *  - bare: three nodes and a relationship per row, every property, under labels no index covers;
  *  - create: the same under the real labels (every range, fulltext and lookup index kept up);
  *  - merge: MERGE by key, as the projector writes (it cannot know a node is new).
@@ -38,6 +39,7 @@ export async function rebuildCeiling(
   const rel = 'CREATE (n)-[:HAS_REVISION]->(v)';
   const statements: Record<string, string> = {
     send: 'UNWIND $rows AS r RETURN count(*) AS c',
+    keys: `UNWIND $rows AS r CREATE (n:CeilingRecord {id: r.props.id}) CREATE (v:CeilingRevision {id: r.rev.eventId}) ${rel} CREATE (rc:CeilingReceipt {id: r.rc.idempotencyKey})`,
     bare: `UNWIND $rows AS r CREATE (n:CeilingRecord) SET n = r.props CREATE (v:CeilingRevision) SET v = r.rev ${rel} CREATE (rc:CeilingReceipt) SET rc = r.rc`,
     create: `UNWIND $rows AS r CREATE (n:Record) SET n = r.props CREATE (v:Revision) SET v = r.rev ${rel} CREATE (rc:Receipt) SET rc = r.rc`,
     merge: `UNWIND $rows AS r MERGE (n:Record {tenant: r.props.tenant, id: r.props.id}) SET n += r.props
