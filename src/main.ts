@@ -310,8 +310,10 @@ export async function startMuninn(
   }
   const waiter = new ProjectionWaiter(store.projector, config.kafka.topic);
   const otlp = config.otlpEndpoint ? startOtlp(config.otlpEndpoint) : undefined;
+  let projector: Projector | undefined;
   const prometheus = config.metrics
     ? new PrometheusTelemetry({
+        stalled: () => projector?.stalled() ?? [],
         lag: async () =>
           (
             await projectionStatus(ledger, store.projector, config.kafka.topic, () => ({
@@ -323,7 +325,6 @@ export async function startMuninn(
       })
     : undefined;
   const telemetry = prometheus ?? noTelemetry;
-  let projector: Projector | undefined;
   // A projector-only process has no API listener: its probes use the metrics port's /healthz and /readyz.
   const projectorHealth = () => projector?.health() ?? { ready: false, checks: { projector: 'not started' } };
   const metrics = prometheus

@@ -13,7 +13,8 @@ import { freshTenant, startApp, type TestApp } from '../support/harness.ts';
  * A partition the projector cannot move past is visible to its operators. The case built here is the one
  * sealing.ts stops on by design: a sealed event whose data key this process's key store never held (a
  * writer bound to another key store). Until the key is there the partition waits, /readyz answers 503
- * naming the partition, offsets and error, and `projection` (admins) lists the stall with `healthy` false;
+ * naming the partition, offsets and error, `projection` (admins) lists the stall with `healthy` false, and
+ * the metric `muninn_projection_stalled_seconds` has the partition's series;
  * once the key file is copied in, the event is applied and both clear. The app has its own topic and key
  * store, so the stall holds up no other test.
  */
@@ -33,6 +34,7 @@ beforeAll(async () => {
     MUNINN_KEY_DIR: keyDir,
     MUNINN_PROJECTOR_STALL_AFTER_MS: '1000',
     MUNINN_EMBEDDER: 'hashing',
+    MUNINN_METRICS_PORT: '0',
   });
 });
 afterAll(() => app?.stop());
@@ -114,6 +116,11 @@ describe('a stalled projection is reported, and clears when the partition moves'
     ]);
     expect(status.data!.projection.stalled[0]!.offsets.startsWith(`${offset}..`)).toBe(true);
     expect(status.data!.projection.stalled[0]!.attempts).toBeGreaterThanOrEqual(2);
+    const stalledSeconds = async () => {
+      const text = await (await fetch(app.m.metrics!.url)).text();
+      return /^muninn_projection_stalled_seconds\{partition="0"\} (\S+)$/m.exec(text)?.[1];
+    };
+    expect(Number(await stalledSeconds())).toBeGreaterThanOrEqual(1);
     // A tenant's member learns only that the projection is unhealthy, not where.
     const member = await app.gql<Status>(reader, STATUS);
     expect(member.data!.projection).toEqual({ healthy: false, stalled: [] });
@@ -126,6 +133,7 @@ describe('a stalled projection is reported, and clears when the partition moves'
     expect(moved.body).toMatchObject({ ready: true });
     expect(moved.body.checks['projection']).toBeUndefined();
     expect((await app.gql<Status>(admin, STATUS)).data!.projection).toEqual({ healthy: true, stalled: [] });
+    expect(await stalledSeconds()).toBeUndefined();
     const read = await app.gql<{ record: { id: string; status: string } | null }>(reader, READ, {
       id: recordId,
     });

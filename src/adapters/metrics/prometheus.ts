@@ -15,6 +15,8 @@ export interface ScrapeSources {
   readonly lag?: () => Promise<ReadonlyArray<{ partition: number; lag: number }>>;
   /** Proposals waiting for a reviewer, over every tenant. */
   readonly reviewQueueDepth?: () => Promise<number>;
+  /** This process's projector's stalled partitions (Projector.stalled): a partition and since when. */
+  readonly stalled?: () => ReadonlyArray<{ readonly partition: number; readonly since: Date }>;
 }
 
 const SECONDS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -60,7 +62,7 @@ export class PrometheusTelemetry implements Telemetry {
   });
 
   constructor(sources: ScrapeSources = {}) {
-    const { lag, reviewQueueDepth } = sources;
+    const { lag, reviewQueueDepth, stalled } = sources;
     // The runtime's own figures (process_resident_memory_bytes, nodejs_heap_size_used_bytes,
     // nodejs_external_memory_bytes, GC pauses, event-loop lag): RSS alone cannot tell a leak from V8
     // growing its heap or the allocator keeping freed pages; heap used after collections can.
@@ -74,6 +76,19 @@ export class PrometheusTelemetry implements Telemetry {
         async collect() {
           this.reset();
           for (const p of await lag()) this.set({ partition: String(p.partition) }, p.lag);
+        },
+      });
+    if (stalled)
+      new Gauge({
+        name: 'muninn_projection_stalled_seconds',
+        help: 'How long a partition has been stuck on one failing batch in this process (no series when none is)',
+        labelNames: ['partition'] as const,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          const now = Date.now();
+          for (const s of stalled())
+            this.set({ partition: String(s.partition) }, (now - s.since.getTime()) / 1000);
         },
       });
     if (reviewQueueDepth)
