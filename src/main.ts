@@ -235,7 +235,7 @@ export async function buildServices(
     logger,
     maxTextChars: config.http.limits.maxTextChars,
     awaitTimeoutMs: config.http.awaitTimeoutMs,
-    // The loop's sampler runs only when its rule can refuse (maxBusy 1, the default, never does).
+    // The loop's sampler runs only when its rule can refuse (maxBusy 1 turns the rule off).
     overload: new OverloadGuard(
       config.http.overload,
       () => waiter.lagMs(),

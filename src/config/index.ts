@@ -84,7 +84,7 @@ export const ConfigSchema = z
     MUNINN_WRITE_MAX_LAG_MS: int(100, 3_600_000).default(2_000),
     // Off by default: with the local model in the process the loop is busy at any load, and the rule cut a
     // 64-caller closed loop from 138 to 48 writes/s (README, "Overload").
-    MUNINN_WRITE_MAX_BUSY: z.coerce.number().min(0.5).max(1).default(1),
+    MUNINN_WRITE_MAX_BUSY: z.coerce.number().min(0.5).max(1).default(0.9),
     MUNINN_WRITE_BUSY_FLOOR: int(1, 100_000).default(48),
 
     MUNINN_EMBEDDER: z.enum(['local', 'openai', 'hashing']).default('local'),

@@ -1,11 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/**
- * Where a phase's CPU went: this process (API, projector and the bench's client, worker threads included)
- * and, when scripts/stack.mjs started them, the Neo4j and Kafka JVMs (their pid files in .stack/run, their
- * CPU from /proc). In cores: CPU seconds over wall seconds. What bounds a rate on a 2-core machine.
- */
 /** The pid of a server scripts/stack.mjs started (its pid file in .stack/run), if any. */
 function stackPid(root: string, name: string): number | null {
   try {
@@ -31,13 +26,21 @@ export function stackCpuSeconds(root: string, name: string): () => number | null
   return () => (pid === null ? null : cpuSecondsOf(pid));
 }
 
-export function cpuShare(root: string): () => string {
-  const pids = Object.fromEntries(
-    ['neo4j', 'kafka'].flatMap((name) => {
-      const pid = stackPid(root, name);
-      return pid === null ? [] : [[name, pid]];
-    }),
-  );
+/**
+ * Where a phase's CPU went: this process (API, projector and the bench's client, worker threads included)
+ * and, when scripts/stack.mjs started them, the Neo4j and Kafka JVMs (their pid files in .stack/run, their
+ * CPU from /proc), and any `others` named by pid (a child server). In cores: CPU seconds over wall seconds. What bounds a rate on a 2-core machine.
+ */
+export function cpuShare(root: string, others: Readonly<Record<string, number>> = {}): () => string {
+  const pids = {
+    ...others,
+    ...Object.fromEntries(
+      ['neo4j', 'kafka'].flatMap((name) => {
+        const pid = stackPid(root, name);
+        return pid === null ? [] : [[name, pid]];
+      }),
+    ),
+  };
   const jvm = cpuSecondsOf;
   const start = { wall: performance.now(), self: process.cpuUsage() };
   const jvm0 = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, jvm(pid)]));

@@ -6,15 +6,19 @@
 //  3. rebuild speed over 100k events (BENCH_REBUILD_EVENTS), which EMPTIES the graph: it only runs when
 //     the graph holds no records or BENCH_ALLOW_WIPE=1.
 //  BENCH_PROJECTOR=process runs the projector as its own process (`muninn serve --role projector`).
+//  The server is `muninn serve` in a child process (the API and, unless split, the projector), as users
+//  reach it: the bench's client shares no event loop with it. BENCH_SERVER=inline runs it in this process
+//  instead and prints the statements of the closed loop by op (an observer on its executor); the client's
+//  own work then counts in the server's event loop (in the overload rule's utilisation too).
 import { randomUUID } from 'node:crypto';
 import { cpus, tmpdir } from 'node:os';
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from '../../src/config/index.ts';
-import { createEmbedder, startMuninn } from '../../src/main.ts';
+import { connectAdapters, createEmbedder, startMuninn } from '../../src/main.ts';
 import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
-import { freePort, spawnServe } from '../support/processes.ts';
+import { freePort, spawnServe, waitReady } from '../support/processes.ts';
 import { cpuShare } from './cpu-share.ts';
 import { benchRebuild } from './rebuild-phase.ts';
 
@@ -33,11 +37,20 @@ const shared = {
 };
 const config = load({ ...process.env, ...shared, MUNINN_PORT: '0', MUNINN_ROLE: SPLIT ? 'api' : 'all' });
 await ensureDevKeys(stateDir);
-const m = await startMuninn(config, silentLogger);
+const SERVER = process.env['BENCH_SERVER'] !== 'inline';
+const serverPort = await freePort();
+const m = SERVER ? null : await startMuninn(config, silentLogger);
+const server = SERVER
+  ? spawnServe(SPLIT ? 'api' : 'all', { ...shared, MUNINN_PORT: String(serverPort) }, 'ignore')
+  : null;
 const projector = SPLIT
   ? spawnServe('projector', { ...shared, MUNINN_PORT: String(await freePort()) }, 'ignore')
   : null;
-const url = m.api!.url;
+const url = m ? m.api!.url : `http://127.0.0.1:${serverPort}/graphql`;
+if (server) await waitReady(url.replace(/\/graphql$/, ''));
+// The checkpoints the lag is read from: this process's store, or adapters of its own beside a child server.
+const adapters = m ? null : connectAdapters(config, silentLogger);
+const graph = m ? m.store : adapters!.store;
 const tenants = Array.from({ length: 12 }, (_, i) => `bench-${i}`);
 const tokens = await Promise.all(
   tenants.map((tenant) =>
@@ -145,7 +158,7 @@ async function lagAt(
   const poller = (async () => {
     while (polling || pending.length) {
       const cps = new Map(
-        (await m.store.checkpoints(config.kafka.topic)).map((c) => [c.partition, BigInt(c.offset)]),
+        (await graph.checkpoints(config.kafka.topic)).map((c) => [c.partition, BigInt(c.offset)]),
       );
       const now = performance.now();
       for (let i = pending.length - 1; i >= 0; i--) {
@@ -213,21 +226,28 @@ while (performance.now() - t0 < SECONDS * 1000) embedded += (await model.embed(t
 const modelRate = embedded / ((performance.now() - t0) / 1000);
 await model.close?.();
 console.log(`embedder alone: ${Math.round(modelRate)} texts/s at batch 32`);
+// The embedder's loop kept this event loop busy: let the client see the sockets a child server closed
+// meanwhile (idle keep-alive), or its first requests reuse them and fail with "other side closed".
+await new Promise((r) => setTimeout(r, 100));
 await throughput(3, 16); // warm-up
 const CALLERS = Number(process.env['BENCH_CALLERS'] ?? 64);
 // Every statement of the measured loop (the API's and the in-process projector's), by op: where the graph's time goes.
 const byOp = new Map<string, { n: number; ms: number }>();
-m.store.db.observer = (r) => {
-  const o = byOp.get(r.op) ?? { n: 0, ms: 0 };
-  o.n++;
-  o.ms += r.ms;
-  byOp.set(r.op, o);
-};
+if (m)
+  m.store.db.observer = (r) => {
+    const o = byOp.get(r.op) ?? { n: 0, ms: 0 };
+    o.n++;
+    o.ms += r.ms;
+    byOp.set(r.op, o);
+  };
 const written0 = seq;
-const cpu = cpuShare(new URL('../../', import.meta.url).pathname);
+const cpu = cpuShare(
+  new URL('../../', import.meta.url).pathname,
+  server?.child.pid ? { server: server.child.pid } : {},
+);
 const tput = await throughput(SECONDS, CALLERS);
 const cpuUsed = cpu();
-m.store.db.observer = undefined;
+if (m) m.store.db.observer = undefined;
 const writes = Math.max(1, seq - written0);
 console.log(`statements during the loop (wall ms as the caller saw them; top 12 by total):`);
 for (const [op, o] of [...byOp].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
@@ -255,11 +275,14 @@ for (const rate of rates) {
   );
   await new Promise((r) => setTimeout(r, 3000)); // let the projection drain between phases
 }
-await m.stop();
-if (projector) {
-  projector.child.kill('SIGTERM');
-  await projector.exited;
+await m?.stop();
+for (const child of [server, projector]) {
+  if (!child) continue;
+  child.child.kill('SIGTERM');
+  await child.exited;
 }
+await adapters?.ledger.close();
+await adapters?.store.close();
 
 // 3. rebuild over 100k events (appended directly through the ledger port, then replayed; rebuild-phase.ts)
 await benchRebuild(config, Number(process.env['BENCH_REBUILD_EVENTS'] ?? 100_000), tenants);
