@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../src/config/index.ts';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
-import type { Principal } from '../../src/domain/principal.ts';
+import { writerPrincipal } from '../support/principals.ts';
 import { connectAdapters } from '../../src/main.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
@@ -83,15 +83,6 @@ export async function benchRebuild(
 }
 
 function proposal(tenant: string, j: number) {
-  const principal: Principal = {
-    iss: 'bench',
-    sub: 'bench',
-    tenant,
-    scopes: new Set(['write']),
-    actors: [],
-    tokenId: undefined,
-    expiresAt: undefined,
-  };
   const cmd = ProposeCommand.parse({
     namespace: 'bench/rebuild',
     class: 'FACT',
@@ -99,5 +90,10 @@ function proposal(tenant: string, j: number) {
     statement: { subject: `s${j}`, predicate: 'is', object: `o${j}`, text: `Rebuild statement ${j}.` },
     idempotencyKey: `r-${j}`,
   });
-  return decidePropose({ principal, now: new Date(), newId: randomUUID }, cmd, [], 'ACTIVE');
+  return decidePropose(
+    { principal: writerPrincipal(tenant, 'bench', 'bench'), now: new Date(), newId: randomUUID },
+    cmd,
+    [],
+    'ACTIVE',
+  );
 }

@@ -9,7 +9,7 @@ import {
   type DecideContext,
 } from '../../src/domain/commands.ts';
 import type { LedgerEvent } from '../../src/domain/events.ts';
-import type { Principal } from '../../src/domain/principal.ts';
+import { writerPrincipal } from '../support/principals.ts';
 import { connectAdapters } from '../../src/main.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { startApp, testConfig, type TestApp } from '../support/harness.ts';
@@ -62,15 +62,7 @@ function tenantsOnTwoPartitions(): { hot: string; cold: string } {
 }
 
 function ctxFor(tenant: string): DecideContext {
-  const principal: Principal = {
-    iss: 'test',
-    sub: 'writer',
-    tenant,
-    scopes: new Set(['write']),
-    actors: [],
-    tokenId: undefined,
-    expiresAt: undefined,
-  };
+  const principal = writerPrincipal(tenant);
   let t = Date.parse('2026-03-01T00:00:00Z');
   return {
     principal,

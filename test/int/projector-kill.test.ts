@@ -12,7 +12,7 @@ import {
 } from '../../src/domain/commands.ts';
 import type { LedgerEvent } from '../../src/domain/events.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';
-import type { Principal } from '../../src/domain/principal.ts';
+import { writerPrincipal } from '../support/principals.ts';
 import { connectAdapters } from '../../src/main.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
@@ -61,15 +61,7 @@ function* eventStream(): Generator<LedgerEvent> {
   let clock = Date.parse('2026-01-01T00:00:00Z');
   while (n < EVENTS) {
     const tenant = pick(tenants);
-    const principal: Principal = {
-      iss: 'test',
-      sub: 'writer',
-      tenant,
-      scopes: new Set(['write']),
-      actors: [],
-      tokenId: undefined,
-      expiresAt: undefined,
-    };
+    const principal = writerPrincipal(tenant);
     const ctx: DecideContext = { principal, now: new Date((clock += 7)), newId: () => randomUUID() };
     const recs = known.get(tenant) ?? [];
     const r = rand();

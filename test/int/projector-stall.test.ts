@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
-import type { Principal } from '../../src/domain/principal.ts';
 import { FileKeyStore } from '../../src/adapters/keys/file-key-store.ts';
 import { sealEvents } from '../../src/lifecycle/sealing.ts';
 import { freshTenant, startApp, type TestApp } from '../support/harness.ts';
+import { writerPrincipal } from '../support/principals.ts';
 
 /**
  * A partition the projector cannot move past is visible to its operators. The case built here is the one
@@ -55,15 +55,6 @@ async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, timeoutMs
 }
 
 function sealedProposal(): ReturnType<typeof decidePropose> {
-  const principal: Principal = {
-    iss: 'test',
-    sub: 'writer',
-    tenant,
-    scopes: new Set(['write']),
-    actors: [],
-    tokenId: undefined,
-    expiresAt: undefined,
-  };
   const cmd = ProposeCommand.parse({
     namespace: 'acme/stall',
     class: 'FACT',
@@ -76,7 +67,12 @@ function sealedProposal(): ReturnType<typeof decidePropose> {
     purpose: 'stall-test',
     idempotencyKey: 'stall-1',
   });
-  return decidePropose({ principal, now: new Date(), newId: randomUUID }, cmd, [], 'ACTIVE');
+  return decidePropose(
+    { principal: writerPrincipal(tenant), now: new Date(), newId: randomUUID },
+    cmd,
+    [],
+    'ACTIVE',
+  );
 }
 
 describe('a stalled projection is reported, and clears when the partition moves', () => {
