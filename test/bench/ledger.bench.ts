@@ -46,6 +46,11 @@ const server = SERVER
 const projector = SPLIT
   ? spawnServe('projector', { ...shared, MUNINN_PORT: String(await freePort()) }, 'ignore')
   : null;
+// A bench that throws must not leave its servers running (they would keep a consumer group and a port).
+process.on('exit', () => {
+  for (const child of [server, projector])
+    if (child && child.child.exitCode === null) child.child.kill('SIGKILL');
+});
 const url = m ? m.api!.url : `http://127.0.0.1:${serverPort}/graphql`;
 if (server) await waitReady(url.replace(/\/graphql$/, ''));
 // The checkpoints the lag is read from: this process's store, or adapters of its own beside a child server.
