@@ -382,6 +382,8 @@ export interface GraphAdmin {
   embeddingModels(tenant?: string): Promise<EmbeddingModelCount[]>;
   /** Canonical hash of the domain state (records, revisions, entities, receipts, their relations). */
   stateHash(): Promise<{ hash: string; nodes: number; relationships: number }>;
+  /** The sorted canonical lines the state hash is taken over (to show where two states differ). */
+  stateLines(): Promise<{ lines: string[]; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */
   wipe(): Promise<void>;
   close(): Promise<void>;

@@ -103,6 +103,16 @@ export class Neo4jGraphAdmin implements GraphAdmin {
   }
 
   async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {
+    const { lines, nodes, relationships } = await this.stateLines();
+    // Fed line by line: the same digest as of the lines joined by '\n', without one string of them all
+    // (a graph of 100k embedded records is past V8's longest string).
+    const digest = createHash('sha256');
+    lines.forEach((line, i) => digest.update(i === 0 ? line : `\n${line}`));
+    return { hash: digest.digest('hex'), nodes, relationships };
+  }
+
+  /** The canonical dump the state hash is taken over, sorted: where two graphs differ, when they do. */
+  async stateLines(): Promise<{ lines: string[]; nodes: number; relationships: number }> {
     // Canonical dump: every domain node as label + sorted properties, every relationship between domain
     // nodes as (start key, type, end key, properties); both sorted, then hashed. Checkpoints and
     // migration bookkeeping are not domain state.
@@ -135,12 +145,8 @@ export class Neo4jGraphAdmin implements GraphAdmin {
           }),
       ),
     ].sort();
-    // Fed line by line: the same digest as of the lines joined by '\n', without one string of them all
-    // (a graph of 100k embedded records is past V8's longest string).
-    const digest = createHash('sha256');
-    lines.forEach((line, i) => digest.update(i === 0 ? line : `\n${line}`));
     return {
-      hash: digest.digest('hex'),
+      lines,
       nodes: nodes.records.length,
       relationships: rels.records.length,
     };

@@ -91,6 +91,7 @@ export class Neo4jGraphStore implements GraphStore {
   markTestDatabase: GraphStore['markTestDatabase'] = (marked) => this.admin.markTestDatabase(marked);
   embeddingModels: GraphStore['embeddingModels'] = (tenant) => this.admin.embeddingModels(tenant);
   stateHash: GraphStore['stateHash'] = () => this.admin.stateHash();
+  stateLines: GraphStore['stateLines'] = () => this.admin.stateLines();
   wipe: GraphStore['wipe'] = () => this.admin.wipe();
   close: GraphStore['close'] = () => this.admin.close();
 }
