@@ -311,16 +311,13 @@ export async function startMuninn(
   const waiter = new ProjectionWaiter(store.projector, config.kafka.topic);
   const otlp = config.otlpEndpoint ? startOtlp(config.otlpEndpoint) : undefined;
   let projector: Projector | undefined;
+  // A process without a projector (role api) cannot see one: the partitions' lag is what it shows.
+  const projectionHealth = () => projector?.projectionHealth() ?? { healthy: true, stalled: [] };
+  const projection = () => projectionStatus(ledger, store.projector, config.kafka.topic, projectionHealth);
   const prometheus = config.metrics
     ? new PrometheusTelemetry({
         stalled: () => projector?.stalled() ?? [],
-        lag: async () =>
-          (
-            await projectionStatus(ledger, store.projector, config.kafka.topic, () => ({
-              healthy: true,
-              stalled: [],
-            }))
-          ).partitions,
+        lag: async () => (await projection()).partitions,
         reviewQueueDepth: () => reviewQueueDepth(store.db),
       })
     : undefined;
@@ -393,8 +390,6 @@ export async function startMuninn(
     services = { writes, recall: built.recall };
     const erasure = new ErasureService(erasureDeps);
     const holds = new HoldService(erasureDeps);
-    // A process without a projector (role api) cannot see one: the partitions' lag is what it shows.
-    const projectorHealth = () => projector?.projectionHealth() ?? { healthy: true, stalled: [] };
     api = await startApi({
       host: config.http.host,
       port: config.http.port,
@@ -415,7 +410,7 @@ export async function startMuninn(
         recall: built.recall,
         erasure,
         holds,
-        projection: () => projectionStatus(ledger, store.projector, config.kafka.topic, projectorHealth),
+        projection,
         analytics: new AnalyticsService(store.reads, new Neo4jAnalytics(store.db), built.policy),
         stewardship: new StewardshipService(
           new Neo4jStewardReads(store.db),

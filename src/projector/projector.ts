@@ -44,7 +44,10 @@ export interface ProjectorOptions {
 export class Projector {
   private sub: LedgerSubscription | undefined;
   private _state: ProjectorState = { kind: 'idle' };
-  private readonly failing = new Map<number, ProjectionStall & { readonly lastAt: number }>();
+  private readonly failing = new Map<
+    number,
+    ProjectionStall & { readonly first: string; readonly lastAt: number }
+  >();
 
   constructor(private readonly o: ProjectorOptions) {}
 
@@ -79,7 +82,7 @@ export class Projector {
     const after = this.o.stallAfterMs ?? 30_000;
     return [...this.failing.values()]
       .filter((f) => now - f.since.getTime() >= after && now - f.lastAt <= Projector.STALL_FORGET_MS)
-      .map(({ lastAt: _, ...stall }) => stall)
+      .map(({ first: _f, lastAt: _l, ...stall }) => stall)
       .sort((a, b) => a.partition - b.partition);
   }
 
@@ -93,12 +96,14 @@ export class Projector {
 
   private noteFailure(partition: number, chunk: readonly LedgerMessage[], e: unknown): void {
     const now = Date.now();
-    const offsets = `${chunk[0]?.offset ?? ''}..${chunk[chunk.length - 1]?.offset ?? ''}`;
+    const first = chunk[0]?.offset ?? '';
     const before = this.failing.get(partition);
-    const fresh = !before || before.offsets !== offsets || now - before.lastAt > Projector.STALL_FORGET_MS;
+    // The same stall while it fails on the same first event: a re-fetched batch may end further on.
+    const fresh = !before || before.first !== first || now - before.lastAt > Projector.STALL_FORGET_MS;
     this.failing.set(partition, {
       partition,
-      offsets,
+      offsets: `${first}..${chunk[chunk.length - 1]?.offset ?? ''}`,
+      first,
       since: fresh ? new Date(now) : before.since,
       attempts: fresh ? 1 : before.attempts + 1,
       error: e instanceof Error ? e.message : String(e),

@@ -10,7 +10,7 @@ function stackPid(root: string, name: string): number | null {
   }
 }
 
-/** A process's CPU seconds so far: utime and stime, fields 14 and 15 of /proc/<pid>/stat (100 ticks a second here). */
+/** A process's CPU seconds so far: utime and stime, fields 14 and 15 of /proc/<pid>/stat (100 ticks a s). */
 function cpuSecondsOf(pid: number): number | null {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -29,7 +29,8 @@ export function stackCpuSeconds(root: string, name: string): () => number | null
 /**
  * Where a phase's CPU went: this process (API, projector and the bench's client, worker threads included)
  * and, when scripts/stack.mjs started them, the Neo4j and Kafka JVMs (their pid files in .stack/run, their
- * CPU from /proc), and any `others` named by pid (a child server). In cores: CPU seconds over wall seconds. What bounds a rate on a 2-core machine.
+ * CPU from /proc), and any `others` named by pid (a child server). In cores: CPU seconds over wall
+ * seconds. What bounds a rate on a 2-core machine.
  */
 export function cpuShare(root: string, others: Readonly<Record<string, number>> = {}): () => string {
   const pids = {
@@ -41,15 +42,14 @@ export function cpuShare(root: string, others: Readonly<Record<string, number>> 
       }),
     ),
   };
-  const jvm = cpuSecondsOf;
   const start = { wall: performance.now(), self: process.cpuUsage() };
-  const jvm0 = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, jvm(pid)]));
+  const jvm0 = Object.fromEntries(Object.entries(pids).map(([n, pid]) => [n, cpuSecondsOf(pid)]));
   return () => {
     const wall = (performance.now() - start.wall) / 1000;
     const self = process.cpuUsage(start.self);
     const parts = [`this process ${((self.user + self.system) / 1e6 / wall).toFixed(2)}`];
     for (const [name, pid] of Object.entries(pids)) {
-      const now = jvm(pid);
+      const now = cpuSecondsOf(pid);
       const before = jvm0[name];
       if (now !== null && before !== null && before !== undefined)
         parts.push(`${name} ${((now - before) / wall).toFixed(2)}`);
