@@ -313,7 +313,11 @@ function proposed(view: ProjectionView, e: EventOf<'RecordProposed'>): Effect {
     confidence: p.confidence,
     timeSource: p.timeSource,
     rationale: p.rationale,
-    about: p.about,
+    // Like a relation to a record not yet known, an entity not yet known is not what the record is about:
+    // a producer's retry can land a proposal before its request's own EntityCreated. Keeping the id would
+    // make the graph depend on where the projector's batches end (the ABOUT edge exists only if the
+    // entity was written first; test/int/projection-batches.test.ts).
+    about: p.about.filter((id) => view.entity(e.tenant, id) !== undefined),
     sources: p.sources,
     ext: p.ext,
     createdAt: e.recordedAt,

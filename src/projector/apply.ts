@@ -183,7 +183,10 @@ function keysOf(events: readonly LedgerEvent[]): StateKeys {
       if (e.payload.targetKind === 'RECORD') rec(e.tenant, e.payload.target);
       else entities.set(k(e.tenant, e.payload.target), { tenant: e.tenant, id: e.payload.target });
     }
-    if (e.type === 'RecordProposed') for (const id of e.payload.derivedFrom) rec(e.tenant, id);
+    if (e.type === 'RecordProposed') {
+      for (const id of e.payload.derivedFrom) rec(e.tenant, id);
+      for (const id of e.payload.about) entities.set(k(e.tenant, id), { tenant: e.tenant, id });
+    }
     if (e.type === 'RolledBack')
       for (const x of [...e.payload.compensations, ...e.payload.taints]) rec(e.tenant, x.recordId);
     if (e.type === 'RecordRetracted') for (const x of e.payload.taints) rec(e.tenant, x.recordId);

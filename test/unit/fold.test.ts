@@ -567,6 +567,24 @@ describe('entities', () => {
     expect((proposed1 as EventOf<'RecordProposed'>).payload.about).toEqual([e1.payload.entityId]);
   });
 
+  it('a record is about the entities already known when it is proposed, never one created after it', () => {
+    const [created, proposed] = propose(
+      ctxAt(0, idSource()),
+      { about: [{ alias: 'Kafka', type: 'system' }] },
+      [{ ref: { alias: 'Kafka', type: 'system' }, existingId: undefined }],
+    );
+    const entityId = (created as EventOf<'EntityCreated'>).payload.entityId;
+
+    // A producer's retry landed the proposal before its own EntityCreated.
+    const early = given();
+    expect(when(early, proposed!).record?.about).toEqual([]);
+    when(early, created!);
+    expect(early.record(TENANT, (proposed as EventOf<'RecordProposed'>).payload.recordId)?.about).toEqual([]);
+
+    // In the request's order, the entity is there first.
+    expect(when(given(created!), proposed!).record?.about).toEqual([entityId]);
+  });
+
   it('a new entity sorts and de-duplicates its own aliases', () => {
     const [created] = propose(ctxAt(0, idSource()), { about: [{ alias: 'Zeta', type: 't' }] }, [
       { ref: { alias: 'Zeta', type: 't' }, existingId: undefined },
