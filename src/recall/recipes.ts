@@ -38,7 +38,7 @@ export interface RecipeArms {
 export interface Recipe {
   readonly name: string;
   readonly arms: RecipeArms;
-  /** How many candidates each arm returns before fusion. */
+  /** How many candidates each arm returns before fusion (at least the recall's `limit`). */
   readonly perArmK: number;
   /** The reciprocal-rank-fusion constant (60 in the literature and here). */
   readonly rrfK: number;
@@ -108,6 +108,13 @@ export const RECIPES: Readonly<Record<string, Recipe>> = Object.freeze({
     name: 'hybrid',
     arms: { lexical: true, context: true, vector: true, graph: true, scope: true, temporal: true },
     ...base,
+    // How deep each arm looks: the smallest depth whose LoCoMo dev scores all stay within 0.005 of depth
+    // 50's (`npm run eval:locomo -- --recipes hybrid --tenant <kept>`, one ingest, 2026-12-05).
+    // recall_any / recall_all / MRR: 50 0.828 / 0.707 / 0.580, 40 0.825 / 0.711 / 0.580, 30 0.824 /
+    // 0.710 / 0.578, 25 0.824 / 0.713 / 0.576, 20 0.820 / 0.709 / 0.577. With rrfK 10 a 26th place adds
+    // under a third of a first place's vote, while every candidate costs its arm, the record read and the
+    // blend: at 100k records, 8 callers in a service namespace 47 → 58 recalls/s (bench:recall).
+    perArmK: 25,
     // Arm weights and k from the leave-one-conversation-out grid search on the LoCoMo development split
     // (src/eval/locomo-weights.ts, `npm run eval:locomo -- --search-weights`; README, Recall). The scope
     // arm (LoCoMo has no inherited records, so the search cannot set it) ranks the ancestors' rules

@@ -167,7 +167,8 @@ export class RecallService {
       classes: cmd.classes ?? null,
       validAt,
       knownAt: cmd.asOf.knownAt ?? null,
-      k: recipe.perArmK,
+      // Each arm looks at least as deep as the caller asked: a recall for 50 can return 50 visible matches.
+      k: Math.max(recipe.perArmK, cmd.limit),
     };
 
     // Each arm starts as soon as its own input is ready (fewer sequential round trips): lexical and scope
