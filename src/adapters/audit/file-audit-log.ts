@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readdir, readFile } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   chainEntry,
@@ -14,13 +14,20 @@ import type { AuditLog } from '../../ports/audit.ts';
  * The audit trail as hash-chained JSON lines, apart from the ledger (which holds memory's facts, is
  * shared by every reader of the topic and must not grow with every read). One file per process run
  * (`audit-<start>-<pid>-<id>.jsonl`): processes never interleave in one chain, and each file verifies on
- * its own. Entries are appended in call order through one queue; a crash loses at most what the OS had
- * not written yet, never the order of what it had.
+ * its own. Entries are written in call order; a crash loses at most what the OS had not written yet,
+ * never the order of what it had.
+ *
+ * Why one open handle and batches: every recall and write appends an entry, and opening, writing and
+ * closing the file for each cost the API's event loop ~0.5 ms a recall (a CPU profile at 8 callers).
+ * While one write is in flight, the entries that arrive wait and go out together in the next write.
  */
 export class FileAuditLog implements AuditLog {
   private seq = 0;
   private prev = GENESIS;
   private tail: Promise<void> = Promise.resolve();
+  /** Lines waiting for the write after the one in flight, and that write's outcome. */
+  private next: { lines: string[]; written: Promise<void> } | undefined;
+  private handle: Promise<FileHandle> | undefined;
 
   private constructor(
     private readonly key: string,
@@ -39,14 +46,37 @@ export class FileAuditLog implements AuditLog {
   append(facts: AuditFacts): Promise<void> {
     const entry = chainEntry(this.key, facts, ++this.seq, this.prev);
     this.prev = entry.mac;
-    const line = `${JSON.stringify(entry)}\n`;
-    const write = this.tail.then(() => appendFile(this.file, line, { mode: 0o600 }));
-    this.tail = write.catch(() => undefined);
-    return write;
+    if (!this.next) {
+      const batch: { lines: string[]; written: Promise<void> } = { lines: [], written: Promise.resolve() };
+      batch.written = this.tail.then(() => {
+        this.next = undefined; // entries from here on go in the write after this one
+        return this.write(batch.lines.join(''));
+      });
+      this.tail = batch.written.catch(() => undefined);
+      this.next = batch;
+    }
+    this.next.lines.push(`${JSON.stringify(entry)}\n`);
+    return this.next.written;
   }
 
-  close(): Promise<void> {
-    return this.tail;
+  private async write(text: string): Promise<void> {
+    this.handle ??= open(this.file, 'a', 0o600);
+    try {
+      await (await this.handle).appendFile(text);
+    } catch (e) {
+      // A handle that failed is dropped (the next write opens the file again); the entries fail with it.
+      const h = this.handle;
+      this.handle = undefined;
+      await h.then((fh) => fh.close()).catch(() => undefined);
+      throw e;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    const h = this.handle;
+    this.handle = undefined;
+    await h?.then((fh) => fh.close()).catch(() => undefined);
   }
 }
 

@@ -1,0 +1,52 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileAuditLog, verifyAuditDir } from '../../src/adapters/audit/file-audit-log.ts';
+import type { AuditFacts } from '../../src/domain/audit-chain.ts';
+
+const KEY = 'k'.repeat(32);
+const facts = (i: number): AuditFacts => ({
+  at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString(),
+  kind: 'read',
+  op: 'query.recall',
+  tenant: 't',
+  who: `caller-${i}`,
+  chain: [],
+  purpose: 'test',
+  ids: [`r-${i}`],
+  code: 'OK',
+});
+
+describe('file audit log', () => {
+  it('entries appended at once, and while a write is in flight, land whole, once each and in call order', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'audit-'));
+    const log = await FileAuditLog.open(dir, KEY);
+    const first = Array.from({ length: 50 }, (_, i) => log.append(facts(i)));
+    await Promise.resolve(); // the first write starts; the next 150 arrive while it runs
+    const rest = Array.from({ length: 150 }, (_, i) => log.append(facts(50 + i)));
+    await Promise.all([...first, ...rest]);
+    await log.close();
+    const lines = readFileSync(log.file, 'utf8').split('\n').filter(Boolean);
+    expect(lines.map((l) => (JSON.parse(l) as { who: string }).who)).toEqual(
+      Array.from({ length: 200 }, (_, i) => `caller-${i}`),
+    );
+    expect(await verifyAuditDir(dir, KEY)).toEqual([
+      { file: log.file.split('/').pop(), verdict: expect.objectContaining({ ok: true, entries: 200 }) },
+    ]);
+    expect(statSync(log.file).mode & 0o777).toBe(0o600);
+  });
+
+  it('a failed write rejects its entries, and a later one opens the file again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'audit-'));
+    const log = await FileAuditLog.open(join(dir, 'missing', 'deeper'), KEY);
+    // The directory is gone before the first write: that entry fails instead of vanishing silently.
+    const { rmSync, mkdirSync } = await import('node:fs');
+    rmSync(join(dir, 'missing'), { recursive: true });
+    await expect(log.append(facts(0))).rejects.toThrow(/ENOENT/);
+    mkdirSync(join(dir, 'missing', 'deeper'), { recursive: true });
+    await log.append(facts(1));
+    await log.close();
+    expect(readFileSync(log.file, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+  });
+});
