@@ -1,3 +1,4 @@
+import type { Stats } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import {
   createLocalJWKSet,
@@ -174,10 +175,18 @@ function fileResolver(path: string): KeyResolver {
     }
   };
 
+  // Verifications that arrive while a stat is in flight share it (one stat per burst, not per token): a
+  // change to the file is seen by every verification that starts after the next stat does.
+  let statting: Promise<Stats> | undefined;
+  const statNow = () =>
+    (statting ??= stat(path).finally(() => {
+      statting = undefined;
+    }));
+
   const current = async (): Promise<Loaded> => {
     let st;
     try {
-      st = await stat(path);
+      st = await statNow();
     } catch {
       throw unauthenticated('signing keys unavailable');
     }
