@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,7 +41,6 @@ describe('file audit log', () => {
     const dir = mkdtempSync(join(tmpdir(), 'audit-'));
     const log = await FileAuditLog.open(join(dir, 'missing', 'deeper'), KEY);
     // The directory is gone before the first write: that entry fails instead of vanishing silently.
-    const { rmSync, mkdirSync } = await import('node:fs');
     rmSync(join(dir, 'missing'), { recursive: true });
     await expect(log.append(facts(0))).rejects.toThrow(/ENOENT/);
     mkdirSync(join(dir, 'missing', 'deeper'), { recursive: true });

@@ -65,18 +65,20 @@ export class FileAuditLog implements AuditLog {
       await (await this.handle).appendFile(text);
     } catch (e) {
       // A handle that failed is dropped (the next write opens the file again); the entries fail with it.
-      const h = this.handle;
-      this.handle = undefined;
-      await h.then((fh) => fh.close()).catch(() => undefined);
+      await this.closeHandle();
       throw e;
     }
   }
 
-  async close(): Promise<void> {
-    await this.tail;
+  private async closeHandle(): Promise<void> {
     const h = this.handle;
     this.handle = undefined;
     await h?.then((fh) => fh.close()).catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    await this.tail;
+    await this.closeHandle();
   }
 }
 
