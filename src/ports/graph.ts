@@ -170,7 +170,11 @@ export interface Proposal {
   readonly flags: readonly string[];
 }
 
-/** One recall arm's question: every arm filters by scope, status, class and validity inside its query. */
+/**
+ * One recall arm's question: every arm filters by scope, status, class and validity inside its query.
+ * One object per recall: its arms may share what an adapter reads once for it (scope-vectors.ts reads
+ * the request's namespace stamps once per query object), so a new recall asks with a new object.
+ */
 export interface ArmQuery {
   readonly scope: ReadScope;
   /** The request's namespace: its subtree and its ancestors are searched. */

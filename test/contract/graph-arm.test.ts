@@ -153,3 +153,36 @@ describe('the graph arm: the anchor-first query ranks and filters as the scan do
     expect(anchored).toEqual(scan);
   });
 });
+
+describe("the graph arm's held order (ranked-memo.ts) follows the graph", () => {
+  it('a record written since, and an entity made the same as the anchor since, are in the next answer', async () => {
+    // One query object per recall (ArmQuery): each call below is a new recall.
+    const q = () => arm(everyone, 'acme/eng/web', 3);
+    (Neo4jRecallArms as unknown as { SCAN_BELOW: number }).SCAN_BELOW = -1;
+    expect((await graph.arms.graphArm(q(), ['kestrel'])).map(([id]) => id)).toEqual([
+      'x-secret',
+      'a-high',
+      'a-mid',
+    ]);
+    // A new record about the anchor: its namespace's stamp moves, so the order is read again.
+    await c.project({ records: [rec('b-new', 'kestrel', 0.95)] });
+    expect((await graph.arms.graphArm(q(), ['kestrel'])).map(([id]) => id)).toEqual([
+      'x-secret',
+      'b-new',
+      'a-high',
+    ]);
+    // A record about another entity, then (with no record written) that entity made the same as the
+    // anchor: no stamp moves, and its record still joins the answer behind the anchor's own.
+    await c.project({
+      entities: [entity('kestrel-late')],
+      records: [rec('late-top', 'kestrel-late', 0.999)],
+    });
+    const before = await graph.arms.graphArm(arm(everyone, 'acme/eng/web', 20), ['kestrel']);
+    expect(before.map(([id]) => id)).not.toContain('late-top');
+    await c.project({ entities: [entity('kestrel-late', 'kestrel')] });
+    const after = await graph.arms.graphArm(arm(everyone, 'acme/eng/web', 20), ['kestrel']);
+    expect(after.map(([id]) => id)).toContain('late-top');
+    (Neo4jRecallArms as unknown as { SCAN_BELOW: number }).SCAN_BELOW = SCAN_BELOW;
+    expect(after).toEqual(await graph.arms.graphArm(arm(everyone, 'acme/eng/web', 20), ['kestrel']));
+  });
+});

@@ -87,4 +87,11 @@ describe('the scope arm reads ancestors nearest first', () => {
   it('a record the caller may not see is skipped, not counted', async () => {
     expect(await graph.arms.scopeArm(arm(publicOnly, 3))).toEqual(['eng-a', 'eng-b', 'root-a']);
   });
+
+  it("an ancestor's order is held in process, and a record written there since is in the next answer", async () => {
+    expect(await graph.arms.scopeArm(arm(everyone, 3))).toEqual(['eng-secret', 'eng-a', 'eng-b']);
+    // A new rule, and a rule whose confidence changed: the parent's stamp moves, its order is read again.
+    await c.project({ records: [rec('eng-new', 'acme/eng', 0.995), rec('eng-b', 'acme/eng', 0.98)] });
+    expect(await graph.arms.scopeArm(arm(everyone, 3))).toEqual(['eng-new', 'eng-secret', 'eng-b']);
+  });
 });

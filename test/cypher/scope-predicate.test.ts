@@ -55,6 +55,21 @@ const held = {
   ],
 };
 
+/** The orders the graph and scope arms hold: one namespace's stamp, and each order's two records. */
+const stamped = { 'recall.vectorStamps': [{ i: 0, ns: 'acme/eng', epoch: 'e1', seq: 2 }] };
+const ordered = {
+  ...stamped,
+  'recall.graphOrder': [
+    {
+      ranked: [
+        ['r1', 'e1'],
+        ['r2', 'e1'],
+      ],
+    },
+  ],
+  'recall.scopeOrder': [{ ranked: ['r1', 'r2'] }],
+};
+
 /** Every statement a call sent; each must filter by the scope, and the whole text is snapshotted. */
 async function sentBy(
   answers: object,
@@ -73,7 +88,20 @@ async function sentBy(
  * but through `recall.vectorVisible`, which carries the scope predicate.
  */
 const SIZE_PROBE = 'recall.size';
-const PROBES = [SIZE_PROBE, 'recall.vectorStamps', 'recall.vectorLoad'];
+/**
+ * Likewise the orders the graph and scope arms hold in process (ranked-memo.ts), and the graph arm's read
+ * of its anchors' SAME_AS entities (a key of that order): ids reach a caller only through
+ * `recall.graphVisible` and `recall.scopeVisible`, which carry the scope predicate.
+ */
+const ENTITY_PROBE = 'recall.graphEntities';
+const PROBES = [
+  SIZE_PROBE,
+  ENTITY_PROBE,
+  'recall.vectorStamps',
+  'recall.vectorLoad',
+  'recall.graphOrder',
+  'recall.scopeOrder',
+];
 
 function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'record') {
   expect(sent.filter((s) => !PROBES.includes(s.op)).length).toBeGreaterThan(0);
@@ -86,6 +114,11 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
       // One statement for the requests asking together (coalesce.ts): each row carries its tenant.
       expect(s.cypher).toMatch(/st\.tenant = q\.tenant AND .*st\.namespace/);
       for (const q of s.params['qs'] as Array<{ tenant: string }>) expect(q.tenant).toBe(scopeParams.tenant);
+      continue;
+    }
+    if (s.op === ENTITY_PROBE) {
+      expect(s.cypher).toContain('(a:Entity {tenant: $tenant})');
+      expect(s.params['tenant']).toBe(scopeParams.tenant);
       continue;
     }
     if (PROBES.includes(s.op)) {
@@ -165,8 +198,8 @@ const recallArms: Array<[string, object, (r: ReturnType<typeof recordedRoles>) =
   ['vectorArm held in process', held, (r) => r.arms.vectorArm(arm(), [0.1, 0.2], 'm1')],
   ['vectorArm large', large, (r) => r.arms.vectorArm(arm({ classes: ['FACT'] }), [0.1, 0.2], 'm1')],
   ['graphArm small', small, (r) => r.arms.graphArm(arm(), ['e1'])],
-  ['graphArm large', large, (r) => r.arms.graphArm(arm({ knownAt: past }), ['e1'])],
-  ['scopeArm', {}, (r) => r.arms.scopeArm(arm())],
+  ['graphArm large', { ...large, ...ordered }, (r) => r.arms.graphArm(arm({ knownAt: past }), ['e1'])],
+  ['scopeArm', ordered, (r) => r.arms.scopeArm(arm())],
   ['relatedArm', {}, (r) => r.arms.relatedArm(arm(), ['r1', 'r2'])],
   ['relatedArm as of', {}, (r) => r.arms.relatedArm(arm({ knownAt: past }), ['r1'])],
 ];

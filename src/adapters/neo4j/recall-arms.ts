@@ -6,13 +6,14 @@ import { relType, type Executor } from './executor.ts';
 import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { Recent } from './recent.ts';
+import { firstVisible, RankedMemo } from './ranked-memo.ts';
 import { ScopeVectors } from './scope-vectors.ts';
 import { SubtreeSizes } from './subtree-size.ts';
 import {
   ARM_WHERE,
   armParams,
   entityVisible,
-  AT_ANCESTOR,
+  namespaceKey,
   IN_CHAIN_OR_SUBTREE,
   scopeClause,
   scopeParams,
@@ -67,6 +68,9 @@ export class Neo4jRecallArms implements RecallArms {
    */
   static readonly SCAN_BELOW = 200;
   private readonly sizes: SubtreeSizes;
+  /** The graph arm's orders of large requests (graphRanked), and the scope arm's of each ancestor. */
+  private readonly graphOrders = new RankedMemo<[string, string]>();
+  private readonly scopeOrders = new RankedMemo<string>();
 
   /** How many records the request covers, counted up to SubtreeSizes.CAP (past every bound here). */
   private subtreeSize(q: ArmQuery): Promise<number> {
@@ -227,24 +231,56 @@ export class Neo4jRecallArms implements RecallArms {
       );
       return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
     }
-    // A large one starts from the anchors, which may be about thousands of records. Only their namespace
-    // is read before they are put in order; the whole filter then runs on them in that order until k
-    // pass (a filter after a sort streams, so LIMIT stops it). A record's place depends on itself alone,
-    // so an invisible one never moves a visible one: same ids, same order as filtering first
-    // (test/contract/graph-arm.test.ts). An anchor about 2,981 of 100k records (bench:recall's tenant,
-    // PROFILE): 28,746 → 15,244 db hits over the whole tenant, 12,555 → 6,604 in a service namespace.
-    const res = await this.db.read(
-      'recall.graph',
-      `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
-       MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
-       WHERE ${IN_CHAIN_OR_SUBTREE}
-       WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
-       WITH n, hops, anchor, n.confidence AS confidence, n.id AS id ORDER BY hops, confidence DESC, id
-       WITH n, id, anchor WHERE ${ARM_WHERE}
-       RETURN id, anchor LIMIT toInteger($k)`,
-      params,
+    return this.graphRanked(q, anchorIds);
+  }
+
+  /**
+   * A large request starts from the anchors, which may be about thousands of records: their order (by
+   * hops, then confidence, then id) over the request's namespaces is held in process (ranked-memo.ts)
+   * while no record there is written and the anchors' SAME_AS entities are the same, and the arm filter
+   * runs on it a window at a time until k pass. A record's place depends on itself alone, so an invisible
+   * one never moves a visible one: same ids, same order as filtering first (test/contract/graph-arm.test.ts).
+   */
+  private async graphRanked(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
+    const tenant = q.scope.tenant;
+    const [stamps, same] = await Promise.all([
+      this.memory.stampsFor(q),
+      this.db.read(
+        'recall.graphEntities',
+        `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
+         OPTIONAL MATCH (a)-[:SAME_AS]-(e:Entity)
+         WITH a, e ORDER BY e.id
+         RETURN a.id AS anchor, collect(e.id) AS same ORDER BY anchor`,
+        { tenant, anchors: [...anchorIds] },
+      ),
+    ]);
+    const key = JSON.stringify([tenant, q.namespace, anchorIds, same.records.map((r) => r.toObject())]);
+    const ranked = await this.graphOrders.get(
+      key,
+      stamps,
+      async () =>
+        ((
+          await this.db.read(
+            'recall.graphOrder',
+            `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
+           MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
+           WHERE n.tenant = $tenant AND ${IN_CHAIN_OR_SUBTREE}
+           WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
+           WITH n.id AS id, anchor, hops, n.confidence AS confidence ORDER BY hops, confidence DESC, id
+           RETURN collect([id, anchor]) AS ranked`,
+            { tenant, anchors: [...anchorIds], ns: q.namespace, chain: namespaceChain(q.namespace) },
+          )
+        ).records[0]?.get('ranked') as Array<[string, string]> | undefined) ?? [],
     );
-    return res.records.map((r) => [String(r.get('id')), String(r.get('anchor'))]);
+    const ids = await firstVisible(this.db, 'recall.graphVisible', q, ranked.length, (n) =>
+      ranked.slice(0, n).map(([id]) => id),
+    );
+    // The visible ids come in the ranking's order: one pass pairs each with its anchor.
+    let i = 0;
+    return ids.map((id) => {
+      while (ranked[i]![0] !== id) i++;
+      return [id, ranked[i]![1]];
+    });
   }
 
   /** How far the relation walk goes from a seed record. */
@@ -286,23 +322,39 @@ export class Neo4jRecallArms implements RecallArms {
     return res.records.map((r) => String(r.get('id')));
   }
 
+  /**
+   * Records of the request's ancestors that bind it (norms, constraints, procedures, preferences,
+   * decisions): nearest ancestor first, each one's by confidence, then id. Each ancestor's order is held
+   * in process while its stamp stands (ranked-memo.ts); the arm filter then runs on the ancestors' orders
+   * one after another, a window at a time, until k pass — as a per-ancestor filtered top k would.
+   */
   async scopeArm(q: ArmQuery): Promise<string[]> {
     const ancestors = namespaceChain(q.namespace).slice(1);
     if (ancestors.length === 0) return [];
-    // Nearest ancestor first, each one's best by confidence: the outer LIMIT stops asking for the next
-    // (farther) ancestor once k are found, so a parent holding k norms spares reading the grandparents'.
-    const res = await this.db.read(
-      'recall.scope',
-      `UNWIND range(0, size($ancestors) - 1) AS depth
-       CALL (depth) {
-         MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
-         WHERE ${AT_ANCESTOR} AND ${ARM_WHERE}
-           AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
-         RETURN n ORDER BY n.confidence DESC, n.id LIMIT toInteger($k)
-       }
-       RETURN n.id AS id LIMIT toInteger($k)`,
-      { ...armParams(q), ancestors },
+    const tenant = q.scope.tenant;
+    const stamps = await this.memory.stampsFor(q);
+    const orders = await Promise.all(
+      ancestors.map((ns) => {
+        const key = namespaceKey(tenant, ns);
+        return this.scopeOrders.get(
+          key,
+          stamps.filter((s) => s.key === key),
+          async () =>
+            ((
+              await this.db.read(
+                'recall.scopeOrder',
+                `MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+                 WHERE n.tenant = $tenant AND n.namespace = $ns
+                   AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
+                 WITH n.id AS id, n.confidence AS confidence ORDER BY confidence DESC, id
+                 RETURN collect(id) AS ranked`,
+                { tenant, ns },
+              )
+            ).records[0]?.get('ranked') as string[] | undefined) ?? [],
+        );
+      }),
     );
-    return res.records.map((r) => String(r.get('id')));
+    const ranked = orders.flat();
+    return firstVisible(this.db, 'recall.scopeVisible', q, ranked.length, (n) => ranked.slice(0, n));
   }
 }

@@ -1,12 +1,10 @@
 import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
-import { ARM_WHERE, armParams, namespaceKey } from './scope.ts';
+import { namespaceKey } from './scope.ts';
 import { Coalesced } from './coalesce.ts';
-import { Ranking, Shard, windows, type VectorRow } from './vector-shards.ts';
-
-/** A namespace's stamp as the projection last set it. */
-type Stamp = { readonly key: string; readonly ns: string; readonly epoch: string; readonly seq: number };
+import { firstVisible, type Stamp } from './ranked-memo.ts';
+import { Ranking, Shard, type VectorRow } from './vector-shards.ts';
 
 /** The stamps of each request's namespaces (its ancestors' and its subtree's), one statement for all. */
 async function stampsOf(db: Executor, qs: ReadonlyArray<{ tenant: string; ns: string }>): Promise<Stamp[][]> {
@@ -89,32 +87,40 @@ export class ScopeVectors {
 
   /** The request's visible records of `modelId`, nearest first, at most k (entitlement checked by Neo4j). */
   async nearest(q: ArmQuery, vector: readonly number[], modelId: string): Promise<string[]> {
-    const ranking = new Ranking(await this.shards(q.scope.tenant, q.namespace), modelId, vector);
-    const visible: string[] = [];
-    // Only a window of the ranking is checked at a time (twice k: most of a scope's records are visible to
-    // a caller who may recall in it); it grows eightfold while too few in it are visible.
-    for (const { from, to } of windows(Math.max(2 * q.k, 32))) {
-      if (from >= ranking.size) break;
-      const ids = ranking.top(to).slice(from);
-      const res = await this.db.read(
-        'recall.vectorVisible',
-        `UNWIND range(0, size($ids) - 1) AS i
-         MATCH (n:Record {tenant: $tenant, id: $ids[i]}) WHERE ${ARM_WHERE}
-         RETURN n.id AS id ORDER BY i LIMIT toInteger($k)`,
-        { ...armParams(q), ids, k: q.k - visible.length },
-      );
-      visible.push(...res.records.map((r) => String(r.get('id'))));
-      if (visible.length >= q.k) break;
-    }
-    return visible;
+    const ranking = new Ranking(
+      await this.shards(q.scope.tenant, q.namespace, await this.stampsFor(q)),
+      modelId,
+      vector,
+    );
+    return firstVisible(this.db, 'recall.vectorVisible', q, ranking.size, (n) => ranking.top(n));
   }
+
+  /** The stamps of a request's namespaces (its ancestors' and its subtree's), read together with others'. */
+  stampsOf(tenant: string, namespace: string): Promise<Stamp[]> {
+    return this.stamps.read({ tenant, ns: namespace });
+  }
+
+  /**
+   * The stamps of one recall's namespaces, read once for all its arms (ArmQuery is one object per recall):
+   * the first arm to ask reads them after the recall started, so each arm still sees every record
+   * committed before it.
+   */
+  stampsFor(q: ArmQuery): Promise<Stamp[]> {
+    let read = this.perQuery.get(q);
+    if (!read) {
+      read = this.stampsOf(q.scope.tenant, q.namespace);
+      this.perQuery.set(q, read);
+    }
+    return read;
+  }
+  private readonly perQuery = new WeakMap<ArmQuery, Promise<Stamp[]>>();
 
   /**
    * The shards of a request over `namespace` (its ancestors' and its subtree's), each brought up to its
    * namespace's stamp: every record vector of the request, whoever may see it — rank them, then filter.
    */
-  async shards(tenant: string, namespace: string): Promise<Shard[]> {
-    const stamps = await this.stamps.read({ tenant, ns: namespace });
+  async shards(tenant: string, namespace: string, read?: readonly Stamp[]): Promise<Shard[]> {
+    const stamps = read ?? (await this.stampsOf(tenant, namespace));
     const stale = () => stamps.filter((s) => !this.current(s.key, s.epoch, s.seq));
     if (stale().length > 0) {
       // One load at a time: a shard is read once however many recalls find it stale together.

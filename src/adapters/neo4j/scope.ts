@@ -93,9 +93,6 @@ export const SUBTREE = `CALL () {
       MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
       WHERE n.tenant = $tenant AND n.namespace STARTS WITH $ns + '/' RETURN n }`;
 
-/** One ancestor's records ($ancestors[depth]) through the same index, for the scope arm (ARM_WHERE follows). */
-export const AT_ANCESTOR = `n.tenant = $tenant AND n.namespace = $ancestors[depth]`;
-
 /*
  * Scope terms: the tenant and namespace of a record as opaque words in its fulltext document, so that a
  * lexical query can require them and Lucene scores only what lies in the request's scope (cost in

@@ -1,0 +1,109 @@
+import type { ArmQuery } from '../../ports/graph.ts';
+import type { Executor } from './executor.ts';
+import { ARM_WHERE, armParams } from './scope.ts';
+import { windows } from './vector-shards.ts';
+
+/** A namespace's stamp as the projection last set it (scope-vectors.ts). */
+export type Stamp = {
+  readonly key: string;
+  readonly ns: string;
+  readonly epoch: string;
+  readonly seq: number;
+};
+
+/** The stamps' identity: equal when no record of those namespaces was written, nor the graph wiped, in between. */
+export const stampsKey = (stamps: readonly Stamp[]): string =>
+  stamps
+    .map((s) => `${s.key}\u0000${s.epoch}\u0000${s.seq}`)
+    .sort()
+    .join('\u0001');
+
+/*
+ * Rankings of a request's records held in process, for the arms whose order depends only on each record's
+ * own properties (the graph arm's hops and confidence, the scope arm's confidence): whoever may see them,
+ * so one ranking serves every caller of those namespaces, and no id reaches a caller but through
+ * `firstVisible`, which runs the one entitlement filter (ARM_WHERE) on a window of the ranking at a time.
+ *
+ * Why: over a whole tenant at 100k records the graph arm's anchor walks about 3k records and reads the
+ * namespace, id and confidence of each before it sorts them, ~7 ms of Neo4j per recall (bench:recall's
+ * statement replay); the scope arm ~2 ms in a service namespace. Checking one window of 2k ids costs
+ * ~0.3 ms.
+ *
+ * Freshness: a ranking is held with the stamps of the namespaces it covers (read for every recall, one
+ * indexed statement shared with the vector arm). Every projection transaction that writes a record bumps
+ * its namespace's stamp, and ABOUT edges are written only with their record, so a ranking is used only
+ * while nothing it covers changed; the caller's key names everything else it depends on (the anchors and
+ * their SAME_AS entities, read per recall). Status, validity, class and entitlement are never held: the
+ * filter reads them at each recall.
+ *
+ * Bounded: at most `maxHeld` ids across rankings, the least recently used dropped first.
+ */
+export class RankedMemo<T> {
+  static readonly DEFAULT_HELD = 200_000;
+  private readonly byKey = new Map<string, { stamps: string; rows: readonly T[] }>();
+  private readonly loads = new Map<string, Promise<readonly T[]>>();
+  private held = 0;
+
+  constructor(readonly maxHeld = RankedMemo.DEFAULT_HELD) {}
+
+  /** The ranking under `key` as of `stamps`: held, or loaded once however many callers ask together. */
+  async get(key: string, stamps: readonly Stamp[], load: () => Promise<readonly T[]>): Promise<readonly T[]> {
+    const version = stampsKey(stamps);
+    const held = this.byKey.get(key);
+    if (held && held.stamps === version) {
+      this.byKey.delete(key);
+      this.byKey.set(key, held);
+      return held.rows;
+    }
+    const loadKey = `${key}\u0002${version}`;
+    const pending = this.loads.get(loadKey);
+    if (pending) return pending;
+    const loading = load().finally(() => this.loads.delete(loadKey));
+    this.loads.set(loadKey, loading);
+    const rows = await loading;
+    this.set(key, version, rows);
+    return rows;
+  }
+
+  private set(key: string, stamps: string, rows: readonly T[]): void {
+    this.held -= this.byKey.get(key)?.rows.length ?? 0;
+    this.byKey.delete(key);
+    if (rows.length > this.maxHeld) return;
+    this.byKey.set(key, { stamps, rows });
+    this.held += rows.length;
+    for (const [k, v] of this.byKey) {
+      if (this.held <= this.maxHeld) return;
+      this.byKey.delete(k);
+      this.held -= v.rows.length;
+    }
+  }
+}
+
+/**
+ * The first `k` ids of a ranking (best first) the request may see, through the arm filter: a window of
+ * twice k at a time (most of a scope's records are visible to a caller who may recall in it), eightfold
+ * larger while too few in it pass. `top(n)` gives the ranking's first n ids.
+ */
+export async function firstVisible(
+  db: Executor,
+  op: string,
+  q: ArmQuery,
+  size: number,
+  top: (n: number) => readonly string[],
+): Promise<string[]> {
+  const visible: string[] = [];
+  for (const { from, to } of windows(Math.max(2 * q.k, 32))) {
+    if (from >= size) break;
+    const ids = top(to).slice(from);
+    const res = await db.read(
+      op,
+      `UNWIND range(0, size($ids) - 1) AS i
+       MATCH (n:Record {tenant: $tenant, id: $ids[i]}) WHERE ${ARM_WHERE}
+       RETURN n.id AS id ORDER BY i LIMIT toInteger($k)`,
+      { ...armParams(q), ids, k: q.k - visible.length },
+    );
+    visible.push(...res.records.map((r) => String(r.get('id'))));
+    if (visible.length >= q.k) break;
+  }
+  return visible;
+}
