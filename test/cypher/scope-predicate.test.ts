@@ -89,14 +89,11 @@ async function sentBy(
  */
 const SIZE_PROBE = 'recall.size';
 /**
- * Likewise the orders the graph and scope arms hold in process (ranked-memo.ts), and the graph arm's read
- * of its anchors' SAME_AS entities (a key of that order): ids reach a caller only through
- * `recall.graphVisible` and `recall.scopeVisible`, which carry the scope predicate.
+ * Likewise the orders the graph and scope arms hold in process (ranked-memo.ts): ids reach a caller only
+ * through `recall.graphVisible` and `recall.scopeVisible`, which carry the scope predicate.
  */
-const ENTITY_PROBE = 'recall.graphEntities';
 const PROBES = [
   SIZE_PROBE,
-  ENTITY_PROBE,
   'recall.vectorStamps',
   'recall.vectorLoad',
   'recall.graphOrder',
@@ -114,11 +111,6 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
       // One statement for the requests asking together (coalesce.ts): each row carries its tenant.
       expect(s.cypher).toMatch(/st\.tenant = q\.tenant AND .*st\.namespace/);
       for (const q of s.params['qs'] as Array<{ tenant: string }>) expect(q.tenant).toBe(scopeParams.tenant);
-      continue;
-    }
-    if (s.op === ENTITY_PROBE) {
-      expect(s.cypher).toContain('(a:Entity {tenant: $tenant})');
-      expect(s.params['tenant']).toBe(scopeParams.tenant);
       continue;
     }
     if (PROBES.includes(s.op)) {

@@ -8,7 +8,7 @@ import type {
   StateKeys,
 } from '../../ports/graph.ts';
 import { relType, type Executor, type Tx } from './executor.ts';
-import { namespaceKey } from './scope.ts';
+import { namespaceKey, SAME_AS_STAMP } from './scope.ts';
 import {
   episodeRow,
   recordRow,
@@ -181,6 +181,16 @@ class Neo4jProjectionTx implements ProjectionTx {
         })),
       },
     );
+    // SAME_AS changes no record, so no namespace's stamp: the tenant's link stamp moves (scope.ts).
+    const linked = [...new Set(entities.filter((e) => e.sameAs).map((e) => e.tenant))].sort();
+    if (linked.length)
+      await this.tx.run(
+        `UNWIND $tenants AS t
+           MERGE (st:ScopeStamp {tenant: t, namespace: $links})
+           ON CREATE SET st.epoch = randomUUID(), st.seq = 0
+           SET st.seq = st.seq + 1`,
+        { tenants: linked, links: SAME_AS_STAMP },
+      );
   }
 
   /**

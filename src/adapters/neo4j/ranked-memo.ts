@@ -31,9 +31,9 @@ export const stampsKey = (stamps: readonly Stamp[]): string =>
  *
  * Freshness: a ranking is held with the stamps of the namespaces it covers (read for every recall, one
  * indexed statement shared with the vector arm). Every projection transaction that writes a record bumps
- * its namespace's stamp, and ABOUT edges are written only with their record, so a ranking is used only
- * while nothing it covers changed; the caller's key names everything else it depends on (the anchors and
- * their SAME_AS entities, read per recall). Status, validity, class and entitlement are never held: the
+ * its namespace's stamp, ABOUT edges are written only with their record, and every one that writes a
+ * SAME_AS link bumps its tenant's link stamp (scope.ts), so a ranking is used only while nothing it covers
+ * changed; the caller's key names the rest (the request's namespace, the anchors). Status, validity, class and entitlement are never held: the
  * filter reads them at each recall.
  *
  * Bounded: at most `maxHeld` ids across rankings, the least recently used dropped first.

@@ -237,24 +237,15 @@ export class Neo4jRecallArms implements RecallArms {
   /**
    * A large request starts from the anchors, which may be about thousands of records: their order (by
    * hops, then confidence, then id) over the request's namespaces is held in process (ranked-memo.ts)
-   * while no record there is written and the anchors' SAME_AS entities are the same, and the arm filter
+   * while no record there is written and no SAME_AS link in the tenant (scope.ts), and the arm filter
    * runs on it a window at a time until k pass. A record's place depends on itself alone, so an invisible
    * one never moves a visible one: same ids, same order as filtering first (test/contract/graph-arm.test.ts).
    */
   private async graphRanked(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
     const tenant = q.scope.tenant;
-    const [stamps, same] = await Promise.all([
-      this.memory.stampsFor(q),
-      this.db.read(
-        'recall.graphEntities',
-        `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
-         OPTIONAL MATCH (a)-[:SAME_AS]-(e:Entity)
-         WITH a, e ORDER BY e.id
-         RETURN a.id AS anchor, collect(e.id) AS same ORDER BY anchor`,
-        { tenant, anchors: [...anchorIds] },
-      ),
-    ]);
-    const key = JSON.stringify([tenant, q.namespace, anchorIds, same.records.map((r) => r.toObject())]);
+    // The request's namespaces' stamps and the tenant's SAME_AS stamp: the order stands while they do.
+    const stamps = await this.memory.stampsFor(q);
+    const key = JSON.stringify([tenant, q.namespace, anchorIds]);
     const ranked = await this.graphOrders.get(
       key,
       stamps,
@@ -263,11 +254,11 @@ export class Neo4jRecallArms implements RecallArms {
           await this.db.read(
             'recall.graphOrder',
             `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
-           MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
-           WHERE n.tenant = $tenant AND ${IN_CHAIN_OR_SUBTREE}
-           WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
-           WITH n.id AS id, anchor, hops, n.confidence AS confidence ORDER BY hops, confidence DESC, id
-           RETURN collect([id, anchor]) AS ranked`,
+             MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
+             WHERE n.tenant = $tenant AND ${IN_CHAIN_OR_SUBTREE}
+             WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
+             WITH n.id AS id, anchor, hops, n.confidence AS confidence ORDER BY hops, confidence DESC, id
+             RETURN collect([id, anchor]) AS ranked`,
             { tenant, anchors: [...anchorIds], ns: q.namespace, chain: namespaceChain(q.namespace) },
           )
         ).records[0]?.get('ranked') as Array<[string, string]> | undefined) ?? [],

@@ -1,7 +1,7 @@
 import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
-import { namespaceKey } from './scope.ts';
+import { namespaceKey, SAME_AS_STAMP } from './scope.ts';
 import { Coalesced } from './coalesce.ts';
 import { firstVisible, type Stamp } from './ranked-memo.ts';
 import { Ranking, Shard, type VectorRow } from './vector-shards.ts';
@@ -14,7 +14,15 @@ async function stampsOf(db: Executor, qs: ReadonlyArray<{ tenant: string; ns: st
      MATCH (st:ScopeStamp)
      WHERE st.tenant = q.tenant AND (st.namespace IN q.chain OR st.namespace STARTS WITH q.ns + '/')
      RETURN q.i AS i, st.namespace AS ns, st.epoch AS epoch, st.seq AS seq`,
-    { qs: qs.map((q, i) => ({ i, tenant: q.tenant, ns: q.ns, chain: namespaceChain(q.ns) })) },
+    // The tenant's SAME_AS stamp too (scope.ts): the graph arm's held orders depend on entity links.
+    {
+      qs: qs.map((q, i) => ({
+        i,
+        tenant: q.tenant,
+        ns: q.ns,
+        chain: [...namespaceChain(q.ns), SAME_AS_STAMP],
+      })),
+    },
   );
   const out: Stamp[][] = qs.map(() => []);
   for (const r of res.records) {
@@ -120,7 +128,7 @@ export class ScopeVectors {
    * namespace's stamp: every record vector of the request, whoever may see it — rank them, then filter.
    */
   async shards(tenant: string, namespace: string, read?: readonly Stamp[]): Promise<Shard[]> {
-    const stamps = read ?? (await this.stampsOf(tenant, namespace));
+    const stamps = (read ?? (await this.stampsOf(tenant, namespace))).filter((s) => s.ns !== SAME_AS_STAMP);
     const stale = () => stamps.filter((s) => !this.current(s.key, s.epoch, s.seq));
     if (stale().length > 0) {
       // One load at a time: a shard is read once however many recalls find it stale together.

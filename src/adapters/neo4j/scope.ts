@@ -40,6 +40,13 @@ export const scopeParams = (s: ReadScope) => ({
   allLabels: Sensitivities.length,
 });
 
+/**
+ * The ScopeStamp "namespace" of a tenant's SAME_AS links (no record's namespace is empty): the projection
+ * bumps it in every transaction that writes an entity's SAME_AS, and a recall reads it with its namespaces'
+ * stamps, so the graph arm's held orders (recall-arms.ts) follow entity links too.
+ */
+export const SAME_AS_STAMP = '';
+
 /** A namespace of a tenant as one map key (the subtree sizes, the projection's stamps, the held vectors). */
 export const namespaceKey = (tenant: string, namespace: string): string => `${tenant}\u0000${namespace}`;
 
