@@ -61,9 +61,10 @@ const ordered = {
   ...stamped,
   'recall.graphOrder': [
     {
+      aid: 'e1',
       ranked: [
-        ['r1', 'e1'],
-        ['r2', 'e1'],
+        ['r1', 'acme/eng/web', 0, 0.9],
+        ['r2', 'acme/eng', 1, 0.8],
       ],
     },
   ],
@@ -89,9 +90,12 @@ async function sentBy(
  */
 const SIZE_PROBE = 'recall.size';
 /**
- * Likewise the orders the graph and scope arms hold in process (ranked-memo.ts): ids reach a caller only
- * through `recall.graphVisible` and `recall.scopeVisible`, which carry the scope predicate.
+ * Likewise the orders the graph and scope arms hold in process (anchor-orders.ts, ranked-memo.ts): ids
+ * reach a caller only through `recall.graphVisible` and `recall.scopeVisible`, which carry the scope
+ * predicate. An anchor's order spans its tenant (its entity is the tenant's), and the request's namespaces
+ * are picked from it in process.
  */
+const ANCHOR_PROBE = 'recall.graphOrder';
 const PROBES = [
   SIZE_PROBE,
   'recall.vectorStamps',
@@ -111,6 +115,11 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
       // One statement for the requests asking together (coalesce.ts): each row carries its tenant.
       expect(s.cypher).toMatch(/st\.tenant = q\.tenant AND .*st\.namespace/);
       for (const q of s.params['qs'] as Array<{ tenant: string }>) expect(q.tenant).toBe(scopeParams.tenant);
+      continue;
+    }
+    if (s.op === ANCHOR_PROBE) {
+      expect(s.cypher).toContain('(a:Entity {tenant: $tenant, id: aid})');
+      expect(s.params['tenant']).toBe(scopeParams.tenant);
       continue;
     }
     if (PROBES.includes(s.op)) {

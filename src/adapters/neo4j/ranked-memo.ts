@@ -19,22 +19,19 @@ export const stampsKey = (stamps: readonly Stamp[]): string =>
     .join('\u0001');
 
 /*
- * Rankings of a request's records held in process, for the arms whose order depends only on each record's
- * own properties (the graph arm's hops and confidence, the scope arm's confidence): whoever may see them,
- * so one ranking serves every caller of those namespaces, and no id reaches a caller but through
- * `firstVisible`, which runs the one entitlement filter (ARM_WHERE) on a window of the ranking at a time.
+ * Rankings of a request's records held in process, for an arm whose order depends only on each record's
+ * own properties (the scope arm's confidence; the graph arm's per-anchor orders are anchor-orders.ts):
+ * whoever may see them, so one ranking serves every caller of those namespaces, and no id reaches a caller
+ * but through `firstVisible`, which runs the one entitlement filter (ARM_WHERE) on a window of the ranking
+ * at a time.
  *
- * Why: over a whole tenant at 100k records the graph arm's anchor walks about 3k records and reads the
- * namespace, id and confidence of each before it sorts them, ~7 ms of Neo4j per recall (bench:recall's
- * statement replay); the scope arm ~2 ms in a service namespace. Checking one window of 2k ids costs
- * ~0.3 ms.
+ * Why: the scope arm read and sorted each ancestor's norms for every recall (~2 ms of Neo4j in a service
+ * namespace at 100k, bench:recall's statement replay); checking one window of 2k ids costs ~0.4 ms.
  *
- * Freshness: a ranking is held with the stamps of the namespaces it covers (read for every recall, one
- * indexed statement shared with the vector arm). Every projection transaction that writes a record bumps
- * its namespace's stamp, ABOUT edges are written only with their record, and every one that writes a
- * SAME_AS link bumps its tenant's link stamp (scope.ts), so a ranking is used only while nothing it covers
- * changed; the caller's key names the rest (the request's namespace, the anchors). Status, validity, class and entitlement are never held: the
- * filter reads them at each recall.
+ * Freshness: a ranking is held with the stamps of the namespaces it covers (read once per recall and
+ * shared by its arms). Every projection transaction that writes a record bumps its namespace's stamp, so
+ * a ranking is used only while nothing it covers changed; the caller's key names the rest. Status,
+ * validity, class and entitlement are never held: the filter reads them at each recall.
  *
  * Bounded: at most `maxHeld` ids across rankings, the least recently used dropped first.
  */
@@ -95,6 +92,7 @@ export async function firstVisible(
   for (const { from, to } of windows(Math.max(2 * q.k, 32))) {
     if (from >= size) break;
     const ids = top(to).slice(from);
+    if (ids.length === 0) break;
     const res = await db.read(
       op,
       `UNWIND range(0, size($ids) - 1) AS i

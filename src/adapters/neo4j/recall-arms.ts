@@ -6,6 +6,7 @@ import { relType, type Executor } from './executor.ts';
 import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { Recent } from './recent.ts';
+import { AnchorOrders, mergedRanking } from './anchor-orders.ts';
 import { firstVisible, RankedMemo } from './ranked-memo.ts';
 import { ScopeVectors } from './scope-vectors.ts';
 import { SubtreeSizes } from './subtree-size.ts';
@@ -14,7 +15,6 @@ import {
   armParams,
   entityVisible,
   namespaceKey,
-  IN_CHAIN_OR_SUBTREE,
   scopeClause,
   scopeParams,
   scopeWhere,
@@ -48,6 +48,7 @@ export class Neo4jRecallArms implements RecallArms {
   ) {
     this.reads = new Neo4jRecordReads(db);
     this.sizes = new SubtreeSizes(db);
+    this.anchorOrders = new AnchorOrders(db);
   }
 
   findEntity: RecallArms['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
@@ -68,8 +69,8 @@ export class Neo4jRecallArms implements RecallArms {
    */
   static readonly SCAN_BELOW = 200;
   private readonly sizes: SubtreeSizes;
-  /** The graph arm's orders of large requests (graphRanked), and the scope arm's of each ancestor. */
-  private readonly graphOrders = new RankedMemo<[string, string]>();
+  /** The graph arm's orders of each anchor (graphRanked), and the scope arm's of each ancestor. */
+  private readonly anchorOrders: AnchorOrders;
   private readonly scopeOrders = new RankedMemo<string>();
 
   /** How many records the request covers, counted up to SubtreeSizes.CAP (past every bound here). */
@@ -235,43 +236,23 @@ export class Neo4jRecallArms implements RecallArms {
   }
 
   /**
-   * A large request starts from the anchors, which may be about thousands of records: their order (by
-   * hops, then confidence, then id) over the request's namespaces is held in process (ranked-memo.ts)
-   * while no record there is written and no SAME_AS link in the tenant (scope.ts), and the arm filter
-   * runs on it a window at a time until k pass. A record's place depends on itself alone, so an invisible
-   * one never moves a visible one: same ids, same order as filtering first (test/contract/graph-arm.test.ts).
+   * A large request starts from the anchors, which may be about thousands of records: each anchor's order
+   * (by hops, then confidence, then id) across its tenant is held in process (anchor-orders.ts) while the
+   * stamps of the request's namespaces and the tenant's SAME_AS stamp stand; the request's namespaces are
+   * picked from it, and the arm filter runs on that a window at a time until k pass. A record's place
+   * depends on itself alone, so an invisible one never moves a visible one: same ids, same order as
+   * filtering first (test/contract/graph-arm.test.ts).
    */
   private async graphRanked(q: ArmQuery, anchorIds: readonly string[]): Promise<Array<[string, string]>> {
-    const tenant = q.scope.tenant;
-    // The request's namespaces' stamps and the tenant's SAME_AS stamp: the order stands while they do.
-    const stamps = await this.memory.stampsFor(q);
-    const key = JSON.stringify([tenant, q.namespace, anchorIds]);
-    const ranked = await this.graphOrders.get(
-      key,
-      stamps,
-      async () =>
-        ((
-          await this.db.read(
-            'recall.graphOrder',
-            `MATCH (a:Entity {tenant: $tenant}) WHERE a.id IN $anchors
-             MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
-             WHERE n.tenant = $tenant AND ${IN_CHAIN_OR_SUBTREE}
-             WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops, head(collect(a.id)) AS anchor
-             WITH n.id AS id, anchor, hops, n.confidence AS confidence ORDER BY hops, confidence DESC, id
-             RETURN collect([id, anchor]) AS ranked`,
-            { tenant, anchors: [...anchorIds], ns: q.namespace, chain: namespaceChain(q.namespace) },
-          )
-        ).records[0]?.get('ranked') as Array<[string, string]> | undefined) ?? [],
+    const lists = await this.anchorOrders.of(q.scope.tenant, anchorIds, await this.memory.stampsFor(q));
+    const chain = new Set(namespaceChain(q.namespace));
+    const below = `${q.namespace}/`;
+    const ranking = mergedRanking(lists, anchorIds, (ns) => chain.has(ns) || ns.startsWith(below));
+    const anchorOf = new Map<string, string>();
+    const ids = await firstVisible(this.db, 'recall.graphVisible', q, ranking.bound, (n) =>
+      ranking.top(n).map(([id, anchor]) => (anchorOf.set(id, anchor), id)),
     );
-    const ids = await firstVisible(this.db, 'recall.graphVisible', q, ranked.length, (n) =>
-      ranked.slice(0, n).map(([id]) => id),
-    );
-    // The visible ids come in the ranking's order: one pass pairs each with its anchor.
-    let i = 0;
-    return ids.map((id) => {
-      while (ranked[i]![0] !== id) i++;
-      return [id, ranked[i]![1]];
-    });
+    return ids.map((id) => [id, anchorOf.get(id)!]);
   }
 
   /** How far the relation walk goes from a seed record. */

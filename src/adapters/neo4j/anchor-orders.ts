@@ -1,0 +1,142 @@
+import type { Executor } from './executor.ts';
+import type { Stamp } from './ranked-memo.ts';
+import { namespaceKey } from './scope.ts';
+
+/** A record about an anchor: its id, namespace, hops (0: about the anchor, 1: about a SAME_AS entity), confidence. */
+export type AnchorRow = readonly [id: string, namespace: string, hops: number, confidence: number];
+
+/** Whether row a ranks before row b: fewer hops, then higher confidence, then the smaller id. */
+const before = (a: AnchorRow, b: AnchorRow): boolean =>
+  a[2] !== b[2] ? a[2] < b[2] : a[3] !== b[3] ? a[3] > b[3] : a[0] < b[0];
+
+/*
+ * The graph arm's orders, one per anchor entity across its tenant, held in process: the records about the
+ * anchor or an entity it is the SAME_AS of, by hops, then confidence, then id — whoever may see them, and
+ * in every namespace, so one order serves every request that names the anchor (its namespaces are picked
+ * in process, and the one entitlement filter runs on what is picked: ranked-memo.ts, firstVisible).
+ *
+ * Why: about 3k of 100k records are about a hub entity in bench:recall's tenant; reading the namespace,
+ * id and confidence of each and sorting them cost ~5–7 ms of Neo4j per recall.
+ *
+ * Freshness: an order is held with every stamp of its tenant (scope-vectors.ts; the SAME_AS stamp too,
+ * scope.ts), read before it in the same statement, so it has every record committed up to them. A request
+ * uses it only if every stamp it read for itself is the one held, and loads it again otherwise (one
+ * statement for all its anchors that need it). Records of namespaces outside the request are skipped, so
+ * a stamp outside it does not matter to it.
+ */
+export class AnchorOrders {
+  static readonly DEFAULT_HELD = 200_000;
+  private readonly held = new Map<string, { rows: readonly AnchorRow[]; stamps: Map<string, string> }>();
+  private heldRows = 0;
+
+  constructor(
+    private readonly db: Executor,
+    readonly maxHeld = AnchorOrders.DEFAULT_HELD,
+  ) {}
+
+  /** Each anchor's order, current for the namespaces of `stamps` (the request's, as read for it). */
+  async of(
+    tenant: string,
+    anchors: readonly string[],
+    stamps: readonly Stamp[],
+  ): Promise<Array<readonly AnchorRow[]>> {
+    const key = (a: string) => `${tenant}\u0000${a}`;
+    const current = (a: string) => {
+      const h = this.held.get(key(a));
+      return h !== undefined && stamps.every((s) => h.stamps.get(s.key) === `${s.epoch}\u0000${s.seq}`);
+    };
+    const stale = [...new Set(anchors.filter((a) => !current(a)))];
+    if (stale.length > 0) await this.load(tenant, stale);
+    return anchors.map((a) => {
+      const h = this.held.get(key(a));
+      if (h) this.touch(key(a), h);
+      return h?.rows ?? [];
+    });
+  }
+
+  private async load(tenant: string, anchors: readonly string[]): Promise<void> {
+    // Every stamp of the tenant first (one transaction): the orders hold at least what was committed up to
+    // them, so a request in any namespace of the tenant can use them until one of its stamps moves.
+    const res = await this.db.read(
+      'recall.graphOrder',
+      `CALL () {
+         MATCH (st:ScopeStamp) WHERE st.tenant = $tenant AND st.namespace IS NOT NULL // the key's index
+         RETURN collect([st.namespace, st.epoch, st.seq]) AS stamps
+       }
+       UNWIND $anchors AS aid
+       OPTIONAL MATCH (a:Entity {tenant: $tenant, id: aid})
+       CALL (a) {
+         MATCH (a)-[:SAME_AS*0..1]-(e:Entity)<-[:ABOUT]-(n:Record)
+         WITH n, min(CASE WHEN e = a THEN 0 ELSE 1 END) AS hops
+         WITH n.id AS id, n.namespace AS ns, hops, n.confidence AS confidence ORDER BY hops, confidence DESC, id
+         RETURN collect([id, ns, hops, confidence]) AS ranked
+       }
+       RETURN stamps, aid, ranked`,
+      { tenant, anchors: [...anchors] },
+    );
+    const first = res.records[0];
+    const stamps = new Map(
+      ((first?.get('stamps') ?? []) as Array<[string, string, number]>).map(([ns, epoch, seq]) => [
+        namespaceKey(tenant, ns),
+        `${epoch}\u0000${seq}`,
+      ]),
+    );
+    const loaded = new Map(res.records.map((r) => [String(r.get('aid')), r.get('ranked') as AnchorRow[]]));
+    for (const a of anchors) {
+      const k = `${tenant}\u0000${a}`;
+      this.drop(k);
+      const rows = loaded.get(a) ?? [];
+      if (rows.length > this.maxHeld) continue;
+      this.held.set(k, { rows, stamps });
+      this.heldRows += rows.length;
+    }
+    for (const [k] of this.held) {
+      if (this.heldRows <= this.maxHeld) break;
+      this.drop(k);
+    }
+  }
+
+  private touch(k: string, h: { rows: readonly AnchorRow[]; stamps: Map<string, string> }): void {
+    this.held.delete(k);
+    this.held.set(k, h);
+  }
+
+  private drop(k: string): void {
+    this.heldRows -= this.held.get(k)?.rows.length ?? 0;
+    this.held.delete(k);
+  }
+}
+
+/**
+ * The anchors' orders merged into the request's ranking, lazily: `top(n)` gives the first n [id, anchor]
+ * pairs whose namespace `inRequest` keeps. A record about several anchors comes once, at its best place,
+ * naming the first anchor (in the caller's order) that reaches it there.
+ */
+export function mergedRanking(
+  lists: ReadonlyArray<readonly AnchorRow[]>,
+  anchors: readonly string[],
+  inRequest: (namespace: string) => boolean,
+): { top: (n: number) => Array<[string, string]>; readonly bound: number } {
+  const at = lists.map(() => 0);
+  const out: Array<[string, string]> = [];
+  const seen = new Set<string>();
+  const next = (): boolean => {
+    let best = -1;
+    for (let i = 0; i < lists.length; i++) {
+      const row = lists[i]![at[i]!];
+      if (row && (best < 0 || before(row, lists[best]![at[best]!]!))) best = i;
+    }
+    if (best < 0) return false;
+    const row = lists[best]![at[best]!++]!;
+    if (!seen.has(row[0]) && inRequest(row[1])) out.push([row[0], anchors[best]!]);
+    seen.add(row[0]);
+    return true;
+  };
+  return {
+    bound: lists.reduce((n, l) => n + l.length, 0),
+    top: (n) => {
+      while (out.length < n && next());
+      return out.slice(0, n);
+    },
+  };
+}
