@@ -3,7 +3,7 @@ import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery, RecallArms, ReadScope } from '../../ports/graph.ts';
 import { STRUCTURAL_TYPES } from '../../domain/relations.ts';
 import { relType, type Executor } from './executor.ts';
-import { lexicalCandidate } from './mapping.ts';
+import { LEXICAL_LIST, lexicalCandidate, lexicalFromList } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { Recent } from './recent.ts';
 import { AnchorOrders, mergedRanking } from './anchor-orders.ts';
@@ -122,15 +122,15 @@ export class Neo4jRecallArms implements RecallArms {
            UNWIND hits AS n
            WITH n WHERE ${ARM_WHERE}
            WITH n LIMIT toInteger($fetch)
-           RETURN collect(n {.id, .subject, .text, .context, .validFrom}) AS visible
+           RETURN collect(${LEXICAL_LIST}) AS visible
          }
          RETURN size(hits) AS matched, visible`,
         { ...armParams(q), lucene, window, fetch },
       );
       const matched = Number(res.records[0]?.get('matched') ?? 0);
-      const visible = (res.records[0]?.get('visible') ?? []) as Array<Record<string, unknown>>;
+      const visible = (res.records[0]?.get('visible') ?? []) as unknown[][];
       if (visible.length >= fetch || matched < window || window >= Neo4jRecallArms.LEXICAL_WINDOW_MAX)
-        return visible.map(lexicalCandidate);
+        return visible.map(lexicalFromList);
     }
   }
 

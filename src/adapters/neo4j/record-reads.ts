@@ -17,7 +17,8 @@ import {
   RELATION_TYPES,
   toEntity,
   toGrant,
-  RECORD_VIEW_FIELDS,
+  RECORD_VIEW_LIST,
+  viewProps,
   toRecordView,
   toRevisionView,
   type Props,
@@ -225,13 +226,17 @@ export class Neo4jRecordReads implements RecordReads {
        OPTIONAL MATCH (n)-[:ABOUT]->(e:Entity)
        WITH n, v, collect(e.id) AS about
        // Only what the view reads: not the embedding (~3 KB a record that ranking does not read).
-       RETURN n {${RECORD_VIEW_FIELDS.map((f) => `.${f}`).join(', ')}} AS n, v, about, COLLECT {
+       RETURN ${RECORD_VIEW_LIST} AS n, v, about, COLLECT {
          MATCH (n)-[c:CONTRADICTS]-(o:Record) WHERE ${scopeWhere('o')} AND ($knownAt IS NULL OR c.recordedAt <= $knownAt)
          RETURN o.id } AS contradicts`,
       { ...scopeParams(scope), ids: [...ids], knownAt },
     );
     return res.records.map((r) => {
-      const view = toRecordView(r.get('n') as Props, r.get('v')?.properties ?? null, r.get('about'));
+      const view = toRecordView(
+        viewProps(r.get('n') as unknown[]),
+        r.get('v')?.properties ?? null,
+        r.get('about'),
+      );
       // As in `record`: a taint set after `knownAt` was not yet believed then.
       const taint = knownAt && view.taint && view.taint.at > knownAt ? null : (view.taint ?? null);
       return { ...view, taint, contradicts: r.get('contradicts') as string[] };
