@@ -20,9 +20,14 @@ function annIndex(share: (q: Params) => number) {
     });
     if (op === 'recall.size') return Promise.resolve(row({ c: 50_000 }));
     if (op === 'recall.vector') {
-      const visible = Math.floor(Number(params['fetch']) * share(params));
-      const ids = Array.from({ length: visible }, (_, i) => `r${i}`);
-      return Promise.resolve(row({ ids: ids.slice(0, Number(params['k'])), visible }));
+      // Visible neighbours evenly spread at the share: the k-th lies at k / share, and the filter stops
+      // there (seen); with fewer than k in the fetch it filtered all of it.
+      const fetch = Number(params['fetch']);
+      const k = Number(params['k']);
+      const visible = Math.floor(fetch * share(params));
+      const ids = Array.from({ length: Math.min(visible, k) }, (_, i) => `r${i}`);
+      const seen = visible >= k ? Math.ceil(k / share(params)) : fetch;
+      return Promise.resolve(row({ ids, seen }));
     }
     return Promise.resolve({ records: [] });
   }) as typeof db.read;

@@ -179,19 +179,29 @@ export class Neo4jRecallArms implements RecallArms {
     const key = annKey(q, modelId);
     let fetch = this.annFetch(key, q.k);
     for (let attempt = 0; attempt < 2 && fetch <= Neo4jRecallArms.ANN_FETCH_MAX; attempt++) {
+      // The neighbours in order, then the arm filter on them in that order until k pass (a filter after a
+      // sort streams, so LIMIT stops it): ~k records filtered instead of the whole fetch. `seen` is how far
+      // down it went, so the visible share is k of `seen`, or all that passed of the whole fetch.
       const ann = await this.db.read(
         'recall.vector',
         `CALL db.index.vector.queryNodes('record_embedding', toInteger($fetch), $vector) YIELD node AS n, score
-         WHERE ${ARM_WHERE} AND n.embeddingModel = $modelId
-         WITH n.id AS id, score ORDER BY score DESC, id
-         WITH collect(id) AS ids
-         RETURN ids[0..toInteger($k)] AS ids, size(ids) AS visible`,
+         WITH n, score ORDER BY score DESC, n.id
+         WITH collect(n) AS hits
+         CALL (hits) {
+           UNWIND range(0, size(hits) - 1) AS i
+           WITH hits[i] AS n, i WHERE ${ARM_WHERE} AND n.embeddingModel = $modelId
+           WITH n.id AS id, i LIMIT toInteger($k)
+           RETURN collect(id) AS ids, max(i) AS last
+         }
+         RETURN ids, CASE WHEN size(ids) >= $k THEN last + 1 ELSE size(hits) END AS seen`,
         { ...params, fetch },
       );
       const ids = (ann.records[0]?.get('ids') ?? []) as string[];
-      const visible = Number(ann.records[0]?.get('visible') ?? 0);
-      this.annShares.set(key, visible / fetch);
+      const seen = Number(ann.records[0]?.get('seen') ?? 0);
+      this.annShares.set(key, seen > 0 ? ids.length / seen : 0);
       if (ids.length >= q.k) return ids.map(String);
+      // Fewer than k passed: the whole fetch was filtered, and `ids` is every visible neighbour in it.
+      const visible = ids.length;
       if (visible === 0) break;
       fetch = Math.ceil((2 * q.k * fetch) / visible);
     }
