@@ -189,11 +189,20 @@ describe("the graph arm's held order (ranked-memo.ts) follows the graph", () => 
   it("an anchor's order read for one namespace serves another, and a write there is seen by it", async () => {
     (Neo4jRecallArms as unknown as { SCAN_BELOW: number }).SCAN_BELOW = -1;
     const ops = () => arm(everyone, 'acme/ops', 20);
-    expect((await graph.arms.graphArm(ops(), ['kestrel'])).map(([id]) => id)).toContain('x-sibling');
-    await graph.arms.graphArm(arm(everyone, 'acme/eng/web', 20), ['kestrel']);
-    // A record in acme/ops only: the order held since is stale for acme/ops, not for acme/eng/web.
-    await c.project({ records: [rec('ops-new', 'kestrel', 0.9999, { namespace: 'acme/ops' })] });
-    expect((await graph.arms.graphArm(ops(), ['kestrel']))[0]).toEqual(['ops-new', 'kestrel']);
+    const loads: string[] = [];
+    c.db.observer = (r) => void (r.op === 'recall.graphOrder' && loads.push(r.op));
+    try {
+      expect((await graph.arms.graphArm(ops(), ['kestrel'])).map(([id]) => id)).toContain('x-sibling');
+      const before = loads.length;
+      await graph.arms.graphArm(arm(everyone, 'acme/eng/web', 20), ['kestrel']);
+      expect(loads).toHaveLength(before); // the order acme/ops used served acme/eng/web
+      // A record in acme/ops only: the order held since is stale for acme/ops, not for acme/eng/web.
+      await c.project({ records: [rec('ops-new', 'kestrel', 0.9999, { namespace: 'acme/ops' })] });
+      expect((await graph.arms.graphArm(ops(), ['kestrel']))[0]).toEqual(['ops-new', 'kestrel']);
+      expect(loads).toHaveLength(before + 1);
+    } finally {
+      c.db.observer = undefined;
+    }
     const web = await graph.arms.graphArm(arm(everyone, 'acme/eng/web', 20), ['kestrel']);
     expect(web.map(([id]) => id)).not.toContain('ops-new');
     (Neo4jRecallArms as unknown as { SCAN_BELOW: number }).SCAN_BELOW = SCAN_BELOW;

@@ -1,5 +1,5 @@
 import type { Executor } from './executor.ts';
-import type { Stamp } from './ranked-memo.ts';
+import { HeldRows, stampValue, type Stamp } from './ranked-memo.ts';
 import { namespaceKey } from './scope.ts';
 
 /** A record about an anchor: its id, namespace, hops (0: about the anchor, 1: about a SAME_AS entity), confidence. */
@@ -26,13 +26,14 @@ const before = (a: AnchorRow, b: AnchorRow): boolean =>
  */
 export class AnchorOrders {
   static readonly DEFAULT_HELD = 200_000;
-  private readonly held = new Map<string, { rows: readonly AnchorRow[]; stamps: Map<string, string> }>();
-  private heldRows = 0;
+  private readonly held: HeldRows<{ rows: readonly AnchorRow[]; stamps: ReadonlyMap<string, string> }>;
 
   constructor(
     private readonly db: Executor,
-    readonly maxHeld = AnchorOrders.DEFAULT_HELD,
-  ) {}
+    maxHeld = AnchorOrders.DEFAULT_HELD,
+  ) {
+    this.held = new HeldRows(maxHeld);
+  }
 
   /** Each anchor's order, current for the namespaces of `stamps` (the request's, as read for it). */
   async of(
@@ -40,21 +41,17 @@ export class AnchorOrders {
     anchors: readonly string[],
     stamps: readonly Stamp[],
   ): Promise<Array<readonly AnchorRow[]>> {
-    const key = (a: string) => `${tenant}\u0000${a}`;
     const current = (a: string) => {
-      const h = this.held.get(key(a));
-      return h !== undefined && stamps.every((s) => h.stamps.get(s.key) === `${s.epoch}\u0000${s.seq}`);
+      const h = this.held.get(anchorKey(tenant, a));
+      return h !== undefined && stamps.every((s) => h.stamps.get(s.key) === stampValue(s));
     };
     const stale = [...new Set(anchors.filter((a) => !current(a)))];
-    if (stale.length > 0) await this.load(tenant, stale);
-    return anchors.map((a) => {
-      const h = this.held.get(key(a));
-      if (h) this.touch(key(a), h);
-      return h?.rows ?? [];
-    });
+    // What was just loaded is used as loaded, held or not (an order past the budget is not held).
+    const loaded = stale.length > 0 ? await this.load(tenant, stale) : new Map<string, AnchorRow[]>();
+    return anchors.map((a) => loaded.get(a) ?? this.held.get(anchorKey(tenant, a))?.rows ?? []);
   }
 
-  private async load(tenant: string, anchors: readonly string[]): Promise<void> {
+  private async load(tenant: string, anchors: readonly string[]): Promise<Map<string, AnchorRow[]>> {
     // Every stamp of the tenant first (one transaction): the orders hold at least what was committed up to
     // them, so a request in any namespace of the tenant can use them until one of its stamps moves.
     const res = await this.db.read(
@@ -74,38 +71,17 @@ export class AnchorOrders {
        RETURN stamps, aid, ranked`,
       { tenant, anchors: [...anchors] },
     );
-    const first = res.records[0];
+    const read = (res.records[0]?.get('stamps') ?? []) as Array<[string, string, number]>;
     const stamps = new Map(
-      ((first?.get('stamps') ?? []) as Array<[string, string, number]>).map(([ns, epoch, seq]) => [
-        namespaceKey(tenant, ns),
-        `${epoch}\u0000${seq}`,
-      ]),
+      read.map(([ns, epoch, seq]) => [namespaceKey(tenant, ns), stampValue({ epoch, seq })]),
     );
     const loaded = new Map(res.records.map((r) => [String(r.get('aid')), r.get('ranked') as AnchorRow[]]));
-    for (const a of anchors) {
-      const k = `${tenant}\u0000${a}`;
-      this.drop(k);
-      const rows = loaded.get(a) ?? [];
-      if (rows.length > this.maxHeld) continue;
-      this.held.set(k, { rows, stamps });
-      this.heldRows += rows.length;
-    }
-    for (const [k] of this.held) {
-      if (this.heldRows <= this.maxHeld) break;
-      this.drop(k);
-    }
-  }
-
-  private touch(k: string, h: { rows: readonly AnchorRow[]; stamps: Map<string, string> }): void {
-    this.held.delete(k);
-    this.held.set(k, h);
-  }
-
-  private drop(k: string): void {
-    this.heldRows -= this.held.get(k)?.rows.length ?? 0;
-    this.held.delete(k);
+    for (const a of anchors) this.held.set(anchorKey(tenant, a), { rows: loaded.get(a) ?? [], stamps });
+    return loaded;
   }
 }
+
+const anchorKey = (tenant: string, anchor: string) => `${tenant}\u0000${anchor}`;
 
 /**
  * The anchors' orders merged into the request's ranking, lazily: `top(n)` gives the first n [id, anchor]

@@ -11,12 +11,48 @@ export type Stamp = {
   readonly seq: number;
 };
 
+/** One stamp's value: equal while no record of its namespace was written, nor the graph wiped. */
+export const stampValue = (s: Pick<Stamp, 'epoch' | 'seq'>): string => `${s.epoch}\u0000${s.seq}`;
+
 /** The stamps' identity: equal when no record of those namespaces was written, nor the graph wiped, in between. */
 export const stampsKey = (stamps: readonly Stamp[]): string =>
   stamps
-    .map((s) => `${s.key}\u0000${s.epoch}\u0000${s.seq}`)
+    .map((s) => `${s.key}\u0000${stampValue(s)}`)
     .sort()
     .join('\u0001');
+
+/**
+ * Entries holding row lists, at most `maxHeld` rows across them: the least recently used go first, and an
+ * entry larger than the whole budget is not held. Shared by the scope arm's and the graph arm's orders.
+ */
+export class HeldRows<V extends { readonly rows: readonly unknown[] }> {
+  private readonly byKey = new Map<string, V>();
+  private held = 0;
+
+  constructor(readonly maxHeld: number) {}
+
+  /** The entry under `key`, now the most recently used. */
+  get(key: string): V | undefined {
+    const v = this.byKey.get(key);
+    if (v === undefined) return undefined;
+    this.byKey.delete(key);
+    this.byKey.set(key, v);
+    return v;
+  }
+
+  set(key: string, value: V): void {
+    this.held -= this.byKey.get(key)?.rows.length ?? 0;
+    this.byKey.delete(key);
+    if (value.rows.length > this.maxHeld) return;
+    this.byKey.set(key, value);
+    this.held += value.rows.length;
+    for (const [k, v] of this.byKey) {
+      if (this.held <= this.maxHeld) return;
+      this.byKey.delete(k);
+      this.held -= v.rows.length;
+    }
+  }
+}
 
 /*
  * Rankings of a request's records held in process, for an arm whose order depends only on each record's
@@ -37,42 +73,26 @@ export const stampsKey = (stamps: readonly Stamp[]): string =>
  */
 export class RankedMemo<T> {
   static readonly DEFAULT_HELD = 200_000;
-  private readonly byKey = new Map<string, { stamps: string; rows: readonly T[] }>();
+  private readonly held: HeldRows<{ stamps: string; rows: readonly T[] }>;
   private readonly loads = new Map<string, Promise<readonly T[]>>();
-  private held = 0;
 
-  constructor(readonly maxHeld = RankedMemo.DEFAULT_HELD) {}
+  constructor(maxHeld = RankedMemo.DEFAULT_HELD) {
+    this.held = new HeldRows(maxHeld);
+  }
 
   /** The ranking under `key` as of `stamps`: held, or loaded once however many callers ask together. */
   async get(key: string, stamps: readonly Stamp[], load: () => Promise<readonly T[]>): Promise<readonly T[]> {
     const version = stampsKey(stamps);
-    const held = this.byKey.get(key);
-    if (held && held.stamps === version) {
-      this.byKey.delete(key);
-      this.byKey.set(key, held);
-      return held.rows;
-    }
+    const held = this.held.get(key);
+    if (held && held.stamps === version) return held.rows;
     const loadKey = `${key}\u0002${version}`;
     const pending = this.loads.get(loadKey);
     if (pending) return pending;
     const loading = load().finally(() => this.loads.delete(loadKey));
     this.loads.set(loadKey, loading);
     const rows = await loading;
-    this.set(key, version, rows);
+    this.held.set(key, { stamps: version, rows });
     return rows;
-  }
-
-  private set(key: string, stamps: string, rows: readonly T[]): void {
-    this.held -= this.byKey.get(key)?.rows.length ?? 0;
-    this.byKey.delete(key);
-    if (rows.length > this.maxHeld) return;
-    this.byKey.set(key, { stamps, rows });
-    this.held += rows.length;
-    for (const [k, v] of this.byKey) {
-      if (this.held <= this.maxHeld) return;
-      this.byKey.delete(k);
-      this.held -= v.rows.length;
-    }
   }
 }
 

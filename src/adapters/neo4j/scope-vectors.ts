@@ -104,7 +104,7 @@ export class ScopeVectors {
   }
 
   /** The stamps of a request's namespaces (its ancestors' and its subtree's), read together with others'. */
-  stampsOf(tenant: string, namespace: string): Promise<Stamp[]> {
+  private stampsOf(tenant: string, namespace: string): Promise<Stamp[]> {
     return this.stamps.read({ tenant, ns: namespace });
   }
 

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { AnchorOrders } from '../../src/adapters/neo4j/anchor-orders.ts';
+import { HeldRows } from '../../src/adapters/neo4j/ranked-memo.ts';
+import { recordingExecutor } from './recording-executor.ts';
+
+/** What the graph arm's orders keep in process (anchor-orders.ts), with the Neo4j side recorded. */
+const rows = [
+  ['r1', 'acme', 0, 0.9],
+  ['r2', 'acme', 0, 0.5],
+];
+const answers = {
+  'recall.graphOrder': [{ stamps: [['acme', 'e1', 3]], aid: 'kestrel', ranked: rows }],
+};
+const stamp = { key: 't1\u0000acme', ns: 'acme', epoch: 'e1', seq: 3 };
+
+describe('AnchorOrders', () => {
+  it('an order past the budget is used as loaded, not held: read again next time', async () => {
+    const db = recordingExecutor(answers);
+    const orders = new AnchorOrders(db, 1);
+    expect(await orders.of('t1', ['kestrel'], [stamp])).toEqual([rows]);
+    expect(await orders.of('t1', ['kestrel'], [stamp])).toEqual([rows]);
+    expect(db.sent.filter((s) => s.op === 'recall.graphOrder')).toHaveLength(2);
+  });
+
+  it('an order within the budget is read once while its stamps stand, and again when one moves', async () => {
+    const db = recordingExecutor(answers);
+    const orders = new AnchorOrders(db);
+    await orders.of('t1', ['kestrel'], [stamp]);
+    await orders.of('t1', ['kestrel'], [stamp]);
+    expect(db.sent).toHaveLength(1);
+    await orders.of('t1', ['kestrel'], [{ ...stamp, seq: 4 }]);
+    expect(db.sent).toHaveLength(2);
+  });
+});
+
+describe('HeldRows', () => {
+  it('keeps at most its budget of rows, dropping the least recently used first', () => {
+    const held = new HeldRows<{ rows: number[] }>(4);
+    held.set('a', { rows: [1, 2] });
+    held.set('b', { rows: [3] });
+    expect(held.get('a')).toEqual({ rows: [1, 2] }); // now b is the least recently used
+    held.set('c', { rows: [4, 5] });
+    expect(held.get('b')).toBeUndefined();
+    expect(held.get('a')).toEqual({ rows: [1, 2] });
+    expect(held.get('c')).toEqual({ rows: [4, 5] });
+    held.set('d', { rows: [1, 2, 3, 4, 5] }); // larger than the budget: not held, nothing dropped for it
+    expect(held.get('d')).toBeUndefined();
+    expect(held.get('a')).toBeDefined();
+  });
+});
