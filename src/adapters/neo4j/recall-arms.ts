@@ -1,9 +1,10 @@
-import { searchKeys, terms as lexicalTerms, type LexicalCandidate } from '../../domain/lexical-terms.ts';
+import { searchKeys, type LexicalCandidate } from '../../domain/lexical-terms.ts';
 import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery, RecallArms, ReadScope } from '../../ports/graph.ts';
 import { STRUCTURAL_TYPES } from '../../domain/relations.ts';
 import { relType, type Executor } from './executor.ts';
-import { LEXICAL_LIST, lexicalCandidate, lexicalFromList } from './mapping.ts';
+import { LexicalSearch } from './lexical-search.ts';
+import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { Recent } from './recent.ts';
 import { AnchorOrders, mergedRanking } from './anchor-orders.ts';
@@ -15,22 +16,10 @@ import {
   armParams,
   entityVisible,
   namespaceKey,
-  scopeClause,
   scopeParams,
   scopeWhere,
   SUBTREE,
 } from './scope.ts';
-
-/** Words of a free-text query as a Lucene OR query, every special character escaped. */
-export function luceneQuery(text: string): string {
-  // The words the visible-candidate ranking scores (one split for both), Lucene specials escaped. The
-  // index's English analyzer stems them (and drops stop words) as the ranking does, so plain words find
-  // every form; `word*` prefix terms instead cost the whole-tenant search ~9 ms (bench:recall, 100k).
-  const words = lexicalTerms(text)
-    .slice(0, 32)
-    .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
-  return [...new Set(words)].join(' OR ');
-}
 
 /** One caller scope's view of the ANN index: what it may see decides its visible share, so nobody else's recall sizes its fetch. */
 function annKey(q: ArmQuery, modelId: string): string {
@@ -45,10 +34,12 @@ export class Neo4jRecallArms implements RecallArms {
   constructor(
     private readonly db: Executor,
     private readonly memory = new ScopeVectors(db, ScopeVectors.DEFAULT_HELD),
+    opts: { lexicalUnscopedFrom?: number } = {},
   ) {
     this.reads = new Neo4jRecordReads(db);
     this.sizes = new SubtreeSizes(db);
     this.anchorOrders = new AnchorOrders(db);
+    this.lexical = new LexicalSearch(db, opts.lexicalUnscopedFrom ?? Neo4jRecallArms.LEXICAL_UNSCOPED_FROM);
   }
 
   findEntity: RecallArms['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
@@ -68,6 +59,13 @@ export class Neo4jRecallArms implements RecallArms {
    * the analysed index) and score alike on LoCoMo dev with every namespace on the index.
    */
   static readonly SCAN_BELOW = 200;
+  /**
+   * From this many records under the request (SubtreeSizes counts up to its cap, past it), the lexical arm
+   * first asks Lucene for the words alone (lexical-search.ts): a scope this large is most of an index
+   * that serves one large tenant, where requiring its scope term costs more than it narrows.
+   */
+  static readonly LEXICAL_UNSCOPED_FROM = 20_000;
+  private readonly lexical: LexicalSearch;
   private readonly sizes: SubtreeSizes;
   /** The graph arm's orders of each anchor (graphRanked), and the scope arm's of each ancestor. */
   private readonly anchorOrders: AnchorOrders;
@@ -100,55 +98,7 @@ export class Neo4jRecallArms implements RecallArms {
       );
       return res.records.map((r) => lexicalCandidate(r.toObject()));
     }
-    return this.lexicalIndexed(q, text, fetch);
-  }
-
-  private async lexicalIndexed(q: ArmQuery, text: string, fetch: number): Promise<LexicalCandidate[]> {
-    const words = luceneQuery(text);
-    if (!words) return [];
-    if (q.knownAt !== null) return this.lexicalAsOf(q, words, fetch);
-    // The scope terms make Lucene match only records in the request's namespaces of this tenant; the
-    // WHERE still applies entitlement. Ranking happens in the recall service with statistics over these
-    // (visible) candidates only. Lucene keeps only its best `window` hits (a bounded top-N instead of
-    // sorting every match: a whole tenant has tens of thousands); when fewer than `fetch` of them are
-    // visible and Lucene had more, the window grows, so the result is the best `fetch` visible matches.
-    const lucene = `+${scopeClause(q.scope.tenant, q.namespace)} +(${words})`;
-    for (let window = fetch * 2; ; window *= 8) {
-      const res = await this.db.read(
-        'recall.lexical',
-        `CALL db.index.fulltext.queryNodes('record_search_en', $lucene, {limit: toInteger($window)}) YIELD node
-         WITH collect(node) AS hits
-         CALL (hits) {
-           UNWIND hits AS n
-           WITH n WHERE ${ARM_WHERE}
-           WITH n LIMIT toInteger($fetch)
-           RETURN collect(${LEXICAL_LIST}) AS visible
-         }
-         RETURN size(hits) AS matched, visible`,
-        { ...armParams(q), lucene, window, fetch },
-      );
-      const matched = Number(res.records[0]?.get('matched') ?? 0);
-      const visible = (res.records[0]?.get('visible') ?? []) as unknown[][];
-      if (visible.length >= fetch || matched < window || window >= Neo4jRecallArms.LEXICAL_WINDOW_MAX)
-        return visible.map(lexicalFromList);
-    }
-  }
-
-  /** Lucene's window for the lexical arm stops growing here (past it, the arm keeps what it found). */
-  static readonly LEXICAL_WINDOW_MAX = 1_000_000;
-
-  /** As known at a past time, the text searched is the text each record had then (its revisions). */
-  private async lexicalAsOf(q: ArmQuery, words: string, fetch: number): Promise<LexicalCandidate[]> {
-    const res = await this.db.read(
-      'recall.lexicalAsOf',
-      `CALL db.index.fulltext.queryNodes('revision_text', $words) YIELD node AS v, score
-       WHERE v.tenant = $tenant AND v.recordedAt <= $knownAt AND (v.retiredAt IS NULL OR v.retiredAt > $knownAt)
-       MATCH (n:Record {tenant: $tenant, id: v.recordId}) WHERE ${ARM_WHERE}
-       RETURN n.id AS id, v.subject AS subject, v.text AS text, n.context AS context, n.validFrom AS validFrom
-       ORDER BY score DESC, id LIMIT toInteger($fetch)`,
-      { ...armParams(q), words, fetch },
-    );
-    return res.records.map((r) => lexicalCandidate(r.toObject()));
+    return this.lexical.search(q, text, fetch, await this.subtreeSize(q));
   }
 
   /** The vector arm's ANN over-fetch stops growing here; past it, the exact scan over the request is cheaper. */
