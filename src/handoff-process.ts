@@ -10,7 +10,7 @@ import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapte
 import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { startGraphqlServer, type RunningApi } from './api/server.ts';
 import { fileOutboxReader, HandoffService, type OutboxReader } from './handoff/contract.ts';
-import { auditKey, tokenVerifier } from './main.ts';
+import { auditKey, tokenVerifier } from './compose.ts';
 import { systemClock } from './ports/clock.ts';
 import type { Logger } from './ports/logger.ts';
 

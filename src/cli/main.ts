@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { load, ConfigError, type Config } from '../config/index.ts';
-import { auditKey, buildServices, connectAdapters, runUntilSignal } from '../main.ts';
+import { auditKey, buildServices, connectAdapters, createBaselineEmbedder, evalPorts } from '../compose.ts';
+import { runUntilSignal } from '../main.ts';
 import { verifyAuditDir } from '../adapters/audit/file-audit-log.ts';
 import { ProjectionWaiter } from '../adapters/projection-waiter.ts';
 import { systemClock } from '../ports/clock.ts';
@@ -15,7 +16,6 @@ import { join } from 'node:path';
 import { parseGoldenSet } from '../eval/golden.ts';
 import { evaluate } from '../eval/evaluate.ts';
 import { formatLocomo, parseLocomoFile, runLocomo, serviceLocomoPorts } from '../eval/locomo.ts';
-import { createBaselineEmbedder, evalPorts } from '../main.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { nodeTextFiles } from '../adapters/files/text-files.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';

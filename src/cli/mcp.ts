@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, type Config } from '../config/index.ts';
 import { createLogger } from '../adapters/logger.ts';
-import { tokenVerifier } from '../main.ts';
+import { tokenVerifier } from '../compose.ts';
 import { tokenExchanger } from '../mcp/exchange.ts';
 import { startMcpHttp, type RunningMcpHttp } from '../mcp/http.ts';
 import { serveMcpStdio } from '../mcp/stdio.ts';

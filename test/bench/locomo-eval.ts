@@ -19,7 +19,8 @@
 // The scoring is src/eval/locomo.ts, shared with `muninn eval --locomo FILE`.
 import { parseArgs } from 'node:util';
 import { benchConfig, readLocomoDev } from './support.ts';
-import { createBaselineEmbedder, startMuninn } from '../../src/main.ts';
+import { createBaselineEmbedder } from '../../src/compose.ts';
+import { startMuninn } from '../../src/main.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { locomoNamespace, type LocomoSet } from '../../src/ingest/locomo.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../../src/config/index.ts';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
 import { writerPrincipal } from '../support/principals.ts';
-import { connectAdapters } from '../../src/main.ts';
+import { connectAdapters } from '../../src/compose.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { cpuShare, stackCpuSeconds } from './cpu-share.ts';

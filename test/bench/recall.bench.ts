@@ -31,7 +31,8 @@ import {
   seedRecords,
   type Layout,
 } from './seed-records.ts';
-import { createEmbedder, startMuninn } from '../../src/main.ts';
+import { createEmbedder } from '../../src/compose.ts';
+import { startMuninn } from '../../src/main.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { createHashingEmbedder } from '../../src/adapters/embedders/hashing.ts';
 import type { Logger } from '../../src/ports/logger.ts';

@@ -645,7 +645,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2);
   }
   const { load } = await import('../../src/config/index.ts');
-  const { connectAdapters, createEmbedder } = await import('../../src/main.ts');
+  const { connectAdapters, createEmbedder } = await import('../../src/compose.ts');
   const { silentLogger } = await import('../../src/ports/logger.ts');
   const config = load();
   const { store, ledger } = connectAdapters(config, silentLogger);

@@ -17,7 +17,7 @@ import {
 import { caughtUp } from '../support/harness.ts';
 import { freePort, spawnServe, waitReady, type ServeProcess } from '../support/processes.ts';
 import { signDevToken } from '../../src/adapters/auth/dev-keys.ts';
-import { connectAdapters } from '../../src/main.ts';
+import { connectAdapters } from '../../src/compose.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import type { Config } from '../../src/config/index.ts';
 

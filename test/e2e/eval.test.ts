@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../../src/eval/evaluate.ts';
 import { parseGoldenSet, type GoldenSet } from '../../src/eval/golden.ts';
-import { evalPorts } from '../../src/main.ts';
+import { evalPorts } from '../../src/compose.ts';
 import { servicePrincipal } from '../../src/domain/principal.ts';
 import { freshTenant, startApp, type TestApp } from '../support/harness.ts';
 

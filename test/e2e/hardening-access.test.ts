@@ -4,7 +4,7 @@ import { effectiveGrants } from '../../src/domain/access.ts';
 import { entityIdFor } from '../../src/domain/commands.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';
 import { thresholdsFor } from '../../src/domain/similarity.ts';
-import { createEmbedder } from '../../src/main.ts';
+import { createEmbedder } from '../../src/compose.ts';
 import { cosine } from '../../src/ports/embedder.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
 

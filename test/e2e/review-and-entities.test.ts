@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { thresholdsFor } from '../../src/domain/similarity.ts';
-import { createEmbedder } from '../../src/main.ts';
+import { createEmbedder } from '../../src/compose.ts';
 import { cosine } from '../../src/ports/embedder.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { createLogger } from '../../src/adapters/logger.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectAdapters } from '../../src/main.ts';
+import { connectAdapters } from '../../src/compose.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { restartService } from '../../scripts/stack.mjs';

@@ -10,7 +10,7 @@ import {
 } from '../../src/domain/commands.ts';
 import type { LedgerEvent } from '../../src/domain/events.ts';
 import { writerPrincipal } from '../support/principals.ts';
-import { connectAdapters } from '../../src/main.ts';
+import { connectAdapters } from '../../src/compose.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { startApp, testConfig, type TestApp } from '../support/harness.ts';
 

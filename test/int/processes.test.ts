@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
-import { connectAdapters } from '../../src/main.ts';
+import { connectAdapters } from '../../src/compose.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { freePort, spawnServe, waitReady } from '../support/processes.ts';

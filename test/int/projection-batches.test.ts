@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
 import type { LedgerEvent } from '../../src/domain/events.ts';
 import type { LedgerMessage } from '../../src/ports/ledger.ts';
-import { connectAdapters } from '../../src/main.ts';
+import { connectAdapters } from '../../src/compose.ts';
 import { applyBatch } from '../../src/projector/apply.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';

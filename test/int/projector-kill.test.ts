@@ -13,7 +13,7 @@ import {
 import type { LedgerEvent } from '../../src/domain/events.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';
 import { writerPrincipal } from '../support/principals.ts';
-import { connectAdapters } from '../../src/main.ts';
+import { connectAdapters } from '../../src/compose.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 import { caughtUp, testConfig } from '../support/harness.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbedder } from '../../src/main.ts';
+import { createEmbedder } from '../../src/compose.ts';
 import { servicePrincipal } from '../../src/domain/principal.ts';
 import { freshTenant, startApp, type TestApp } from '../support/harness.ts';
 import { benchQuery, dropTenant, prng, seedRecords } from '../bench/seed-records.ts';
