@@ -14,7 +14,7 @@ import type { KeyStore } from './ports/key-store.ts';
 import type { DecodeResult } from './domain/events.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevSecret } from './adapters/auth/dev-keys.ts';
-import { readFile } from 'node:fs/promises';
+import { loadJsonFile } from './config/json-file.ts';
 import type { ProjectionWaiter } from './adapters/projection-waiter.ts';
 import { processLoopBusy } from './adapters/loop-busy.ts';
 import { createOnnxEmbedder } from './adapters/embedders/onnx-embedder.ts';
@@ -129,13 +129,7 @@ export function createExtractor(config: Config, logger: Logger): Extractor {
 }
 
 export async function loadAdmissionPolicy(file: string | undefined): Promise<AdmissionPolicy> {
-  if (!file) return defaultAdmissionPolicy;
-  const parsed = AdmissionPolicy.safeParse(JSON.parse(await readFile(file, 'utf8')));
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid admission policy ${file}: ${problems}`);
-  }
-  return parsed.data;
+  return file ? loadJsonFile(AdmissionPolicy, file, 'admission policy') : defaultAdmissionPolicy;
 }
 
 /** The read, write and recall services over the adapters (the API and `muninn eval` share them). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { loadJsonFile } from './config/json-file.ts';
 import { ensureDevFingerprintKey } from './adapters/auth/dev-keys.ts';
 import type { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { Neo4jErasureLookups } from './adapters/neo4j/erasure-lookups.ts';
@@ -50,13 +50,7 @@ export async function lifecycleDeps(
 
 /** The retention rules file, checked before anything starts (a bad file stops the process). */
 export async function loadRetentionRules(file: string | undefined): Promise<RetentionRule[] | undefined> {
-  if (!file) return undefined;
-  const parsed = RetentionRules.safeParse(JSON.parse(await readFile(file, 'utf8')));
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
-    throw new Error(`invalid retention rules ${file}: ${problems}`);
-  }
-  return parsed.data;
+  return file ? loadJsonFile(RetentionRules, file, 'retention rules') : undefined;
 }
 
 /** The steward checks beside the projector, when MUNINN_STEWARD is on (lifecycle/steward.ts). */
