@@ -108,7 +108,7 @@ async function observe(config: Config, a: Adapters, logger: Logger, side: { proj
         config.role === 'projector' ? projectorHealth : undefined,
       )
     : undefined;
-  return { waiter, otlp, projection, metrics, telemetry: (prometheus ?? noTelemetry) as Telemetry };
+  return { waiter, otlp, projection, metrics, telemetry: prometheus ?? noTelemetry };
 }
 
 /** The projector, and retention and the steward beside it (when configured), started. */

@@ -2,7 +2,7 @@ import { terms as lexicalTerms, type LexicalCandidate } from '../../domain/lexic
 import type { ArmQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
 import { LEXICAL_LIST, lexicalCandidate, lexicalFromList } from './mapping.ts';
-import { Recent } from './recent.ts';
+import { VisibleShares } from './recent.ts';
 import { ARM_WHERE, armParams, scopeClause } from './scope.ts';
 
 /** Words of a free-text query as a Lucene OR query, every special character escaped. */
@@ -14,11 +14,6 @@ export function luceneQuery(text: string): string {
     .slice(0, 32)
     .map((w) => w.replace(/[+\-!(){}[\]^"~*?:\\/&|]/g, (c) => `\\${c}`));
   return [...new Set(words)].join(' OR ');
-}
-
-/** One caller scope's view of the fulltext index: what it may see decides its visible share. */
-function shareKey(q: ArmQuery): string {
-  return JSON.stringify([q.scope.tenant, q.namespace, q.scope.grants, q.classes]);
 }
 
 interface Window {
@@ -51,11 +46,10 @@ interface Window {
  * A wrong guess costs one search, never a different answer.
  */
 export class LexicalSearch {
-  /** How long a scope's visible share of the unscoped hits is remembered. */
-  static readonly SHARE_TTL_MS = 60_000;
   /** Lucene's window stops growing here (past it, the arm keeps what it found). */
   static readonly WINDOW_MAX = 1_000_000;
-  private readonly shares = new Recent<number>(LexicalSearch.SHARE_TTL_MS);
+  /** Each caller scope's visible share of the unscoped hits. */
+  private readonly shares = new VisibleShares();
 
   constructor(
     private readonly db: Executor,
@@ -67,10 +61,9 @@ export class LexicalSearch {
     const words = luceneQuery(text);
     if (!words) return [];
     if (q.knownAt !== null) return this.asOf(q, words, fetch);
-    const key = shareKey(q);
-    if (size >= this.unscopedFrom && (this.shares.get(key) ?? 1) >= 0.5) {
+    if (size >= this.unscopedFrom && (this.shares.get(q) ?? 1) >= 0.5) {
       const got = await this.window(q, words, fetch, 2 * fetch);
-      this.shares.set(key, got.share);
+      this.shares.set(q, got.share);
       if (got.complete) return got.visible;
     }
     // Lucene keeps only its best `window` hits (a bounded top-N instead of sorting every match: a whole

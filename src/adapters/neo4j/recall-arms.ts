@@ -6,7 +6,7 @@ import { relType, type Executor } from './executor.ts';
 import { LexicalSearch } from './lexical-search.ts';
 import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
-import { Recent } from './recent.ts';
+import { VisibleShares } from './recent.ts';
 import { AnchorOrders, mergedRanking } from './anchor-orders.ts';
 import { firstVisible, RankedMemo } from './ranked-memo.ts';
 import { ScopeVectors } from './scope-vectors.ts';
@@ -20,11 +20,6 @@ import {
   scopeWhere,
   SUBTREE,
 } from './scope.ts';
-
-/** One caller scope's view of the ANN index: what it may see decides its visible share, so nobody else's recall sizes its fetch. */
-function annKey(q: ArmQuery, modelId: string): string {
-  return JSON.stringify([q.scope.tenant, q.namespace, modelId, q.scope.grants, q.classes]);
-}
 
 /** Recall's candidate arms: ranked record ids, best first, every one filtered by the caller's scope (ARM_WHERE) before it is ranked. */
 export class Neo4jRecallArms implements RecallArms {
@@ -126,8 +121,7 @@ export class Neo4jRecallArms implements RecallArms {
     const size = await this.subtreeSize(q);
     if (this.memory.covers(size)) return this.memory.nearest(q, vector, modelId);
     if (size <= Neo4jRecallArms.EXACT_BELOW) return exact();
-    const key = annKey(q, modelId);
-    let fetch = this.annFetch(key, q.k);
+    let fetch = this.annFetch(q, modelId);
     for (let attempt = 0; attempt < 2 && fetch <= Neo4jRecallArms.ANN_FETCH_MAX; attempt++) {
       // The neighbours in order, then the arm filter on them in that order until k pass (a filter after a
       // sort streams, so LIMIT stops it): ~k records filtered instead of the whole fetch. `seen` is how far
@@ -148,7 +142,7 @@ export class Neo4jRecallArms implements RecallArms {
       );
       const ids = (ann.records[0]?.get('ids') ?? []) as string[];
       const seen = Number(ann.records[0]?.get('seen') ?? 0);
-      this.annShares.set(key, seen > 0 ? ids.length / seen : 0);
+      this.annShares.set(q, seen > 0 ? ids.length / seen : 0, modelId);
       if (ids.length >= q.k) return ids.map(String);
       // Fewer than k passed: the whole fetch was filtered, and `ids` is every visible neighbour in it.
       const visible = ids.length;
@@ -158,9 +152,8 @@ export class Neo4jRecallArms implements RecallArms {
     return exact();
   }
 
-  /** How long a scope's visible share of the ANN neighbours is reused to size its next fetch. */
-  static readonly SHARE_TTL_MS = 60_000;
-  private readonly annShares = new Recent<number>(Neo4jRecallArms.SHARE_TTL_MS);
+  /** Each caller scope's visible share of the ANN neighbours, reused to size its next fetch. */
+  private readonly annShares = new VisibleShares();
 
   /**
    * The first ANN fetch: twice what the scope's last visible share says fills k (so a selective scope
@@ -168,9 +161,10 @@ export class Neo4jRecallArms implements RecallArms {
    * nothing. Like the size, a stale share costs time only: a short fetch is followed by a second one and
    * then the exact scan, exactly as without it.
    */
-  private annFetch(key: string, k: number): number {
+  private annFetch(q: ArmQuery, modelId: string): number {
+    const k = q.k;
     const floor = Math.max(4 * k, 200);
-    const share = this.annShares.get(key);
+    const share = this.annShares.get(q, modelId);
     if (share === undefined) return floor;
     return share <= 0 ? Infinity : Math.max(floor, Math.ceil((2 * k) / share));
   }

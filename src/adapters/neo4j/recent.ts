@@ -1,3 +1,5 @@
+import type { ArmQuery } from '../../ports/graph.ts';
+
 /**
  * What a read learnt about a scope, kept for a while: a bounded map whose entries expire after `ttlMs`.
  * Entries stay in age order (a set re-inserts last), so past `max` the oldest goes first. Used for hints
@@ -31,5 +33,27 @@ export class Recent<V> {
 
   delete(key: string): void {
     this.entries.delete(key);
+  }
+}
+
+/**
+ * What share of an index's hits a caller scope could see the last time it searched (the fulltext or the
+ * vector index), remembered a minute to size that scope's next search. Keyed by what decides the share:
+ * tenant, request namespace, grants, classes, and what else names the search (the vector arm's model).
+ */
+export class VisibleShares {
+  static readonly TTL_MS = 60_000;
+  private readonly shares = new Recent<number>(VisibleShares.TTL_MS);
+
+  private static key(q: ArmQuery, extra: readonly string[]): string {
+    return JSON.stringify([q.scope.tenant, q.namespace, ...extra, q.scope.grants, q.classes]);
+  }
+
+  get(q: ArmQuery, ...extra: string[]): number | undefined {
+    return this.shares.get(VisibleShares.key(q, extra));
+  }
+
+  set(q: ArmQuery, share: number, ...extra: string[]): void {
+    this.shares.set(VisibleShares.key(q, extra), share);
   }
 }
