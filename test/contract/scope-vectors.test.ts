@@ -108,6 +108,19 @@ describe('the vector arm ranks from vectors held in process as the Cypher scan d
     expect(pub!.map((c) => c.id)).toEqual(['p00', 'p01', 'p02', 'p03', 'p04']);
   });
 
+  it('subject matches answered in the same statement as the held ranking keep the cosine their vector match found', async () => {
+    // p02 is among the 5 nearest and matches by subject; p07 matches by subject only (no cosine).
+    const queries = ['p02', 'p07', 'nobody'].map((subject) => ({ subject, vector: query, modelId: MODEL }));
+    const both = (g: Neo4jGraphStore) => g.lookups.relateCandidatesMany(publicOnly, 'acme', queries, 5);
+    const [a, b] = [await both(held), await both(scan)];
+    const sorted = (xs: ReadonlyArray<{ id: string; cosine: number | null }>) =>
+      xs.map((x) => [x.id, x.cosine]).sort((p, q) => String(p[0]).localeCompare(String(q[0])));
+    for (const i of [0, 1, 2]) expect(sorted(a[i]!)).toEqual(sorted(b[i]!));
+    expect(a[0]!.find((x) => x.id === 'p02')?.cosine).toBeGreaterThan(0.9);
+    expect(a[1]!.find((x) => x.id === 'p07')?.cosine).toBeNull();
+    expect(a[1]!.map((x) => x.id).sort()).toEqual(['p00', 'p01', 'p02', 'p03', 'p04', 'p07']);
+  });
+
   it('a record projected after the shard was loaded is ranked by the next recall', async () => {
     await held.arms.vectorArm(arm(publicOnly, 'acme/eng', 3), query, MODEL);
     await project([rec('p-new', 0.1)]);
