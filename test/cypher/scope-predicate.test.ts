@@ -52,8 +52,8 @@ const held = {
   ...small,
   'recall.vectorStamps': [{ i: 0, ns: 'acme/eng/web', epoch: 'e1', seq: 4 }],
   'recall.vectorLoad': [
-    { ns: 'acme/eng/web', id: 'r2', model: 'm1', vector: [0.2, 0.1] },
-    { ns: 'acme/eng/web', id: 'r1', model: 'm1', vector: [0.1, 0.2] },
+    { tenant: 't1', ns: 'acme/eng/web', id: 'r2', model: 'm1', vector: [0.2, 0.1] },
+    { tenant: 't1', ns: 'acme/eng/web', id: 'r1', model: 'm1', vector: [0.1, 0.2] },
   ],
 };
 
@@ -117,6 +117,13 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
       // One statement for the requests asking together (coalesce.ts): each row carries its tenant.
       expect(s.cypher).toMatch(/st\.tenant = q\.tenant AND .*st\.namespace/);
       for (const q of s.params['qs'] as Array<{ tenant: string }>) expect(q.tenant).toBe(scopeParams.tenant);
+      continue;
+    }
+    if (s.op === 'recall.vectorLoad') {
+      // Loads asked for together go as one statement, each row with its own tenant (scope-vectors.ts).
+      expect(s.cypher).toMatch(/n\.tenant = l\.tenant AND n\.namespace = l\.ns/);
+      for (const l of s.params['loads'] as Array<{ tenant: string }>)
+        expect(l.tenant).toBe(scopeParams.tenant);
       continue;
     }
     if (s.op === ANCHOR_PROBE) {
@@ -267,7 +274,7 @@ describe('the scope predicate of every recall arm', () => {
       'recall.vectorLoad',
       'recall.vectorVisible',
     ]);
-    expect(sent[2]!.params['loads']).toEqual([{ ns: 'acme/eng/web', since: -1 }]);
+    expect(sent[2]!.params['loads']).toEqual([{ tenant: 't1', ns: 'acme/eng/web', since: -1 }]);
     expect(sent[3]!.params['ids']).toEqual(['r1', 'r2']);
   });
 });

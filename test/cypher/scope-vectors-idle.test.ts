@@ -10,7 +10,7 @@ import { recordingExecutor } from './recording-executor.ts';
  */
 const answers = {
   'recall.vectorStamps': [{ i: 0, ns: 'acme/eng', epoch: 'e1', seq: 1 }],
-  'recall.vectorLoad': [{ ns: 'acme/eng', id: 'r1', model: 'm1', vector: [1, 0] }],
+  'recall.vectorLoad': [{ tenant: 't1', ns: 'acme/eng', id: 'r1', model: 'm1', vector: [1, 0] }],
   'recall.vectorVisible': [{ id: 'r1' }],
 };
 const arm: ArmQuery = {
@@ -37,9 +37,12 @@ describe('vectors held in process are dropped when idle', () => {
     expect(await memory.nearest(arm, [1, 0], 'm1')).toEqual(['r1']);
     vi.advanceTimersByTime(ScopeVectors.IDLE_MS / 2);
     await memory.nearest(arm, [1, 0], 'm1');
-    expect(loads(db)).toEqual([[{ ns: 'acme/eng', since: -1 }]]);
+    expect(loads(db)).toEqual([[{ tenant: 't1', ns: 'acme/eng', since: -1 }]]);
     vi.advanceTimersByTime(ScopeVectors.IDLE_MS * 1.5);
     await memory.nearest(arm, [1, 0], 'm1');
-    expect(loads(db)).toEqual([[{ ns: 'acme/eng', since: -1 }], [{ ns: 'acme/eng', since: -1 }]]);
+    expect(loads(db)).toEqual([
+      [{ tenant: 't1', ns: 'acme/eng', since: -1 }],
+      [{ tenant: 't1', ns: 'acme/eng', since: -1 }],
+    ]);
   });
 });
