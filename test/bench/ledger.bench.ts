@@ -5,7 +5,8 @@
 //     choose), open loop, with the writes the overload guard refused counted apart;
 //  3. rebuild speed over 100k events (BENCH_REBUILD_EVENTS), which EMPTIES the graph: it only runs when
 //     the graph holds no records or BENCH_ALLOW_WIPE=1.
-//  BENCH_PROJECTOR=process runs the projector as its own process (`muninn serve --role projector`).
+//  BENCH_PROJECTOR=process runs the projector as its own process (`muninn serve --role projector`);
+//  BENCH_API_PROCESSES=n runs n servers and spreads the client's calls over them.
 //  The server is `muninn serve` in a child process (the API and, unless split, the projector), as users
 //  reach it: the bench's client shares no event loop with it. BENCH_SERVER=inline runs it in this process
 //  instead and prints the statements of the closed loop by op (an observer on its executor); the client's
@@ -51,21 +52,24 @@ const shared = {
 const config = load({ ...process.env, ...shared, MUNINN_PORT: '0', MUNINN_ROLE: SPLIT ? 'api' : 'all' });
 await ensureDevKeys(stateDir);
 const SERVER = process.env['BENCH_SERVER'] !== 'inline';
-const serverPort = await freePort();
+// BENCH_API_PROCESSES=n: n servers (each `all`, or `api` beside the projector process), the client's
+// calls spread over them in turn — one process's event loop is one core, and the machine has more.
+const API_PROCESSES = SERVER ? Math.max(1, Number(process.env['BENCH_API_PROCESSES'] ?? 1)) : 1;
+const serverPorts = SERVER ? await Promise.all(Array.from({ length: API_PROCESSES }, () => freePort())) : [];
 const m = SERVER ? null : await startMuninn(config, silentLogger);
-const server = SERVER
-  ? spawnServe(SPLIT ? 'api' : 'all', { ...shared, MUNINN_PORT: String(serverPort) }, 'ignore')
-  : null;
+const servers = serverPorts.map((port) =>
+  spawnServe(SPLIT ? 'api' : 'all', { ...shared, MUNINN_PORT: String(port) }, 'ignore'),
+);
 const projector = SPLIT
   ? spawnServe('projector', { ...shared, MUNINN_PORT: String(await freePort()) }, 'ignore')
   : null;
 // A bench that throws must not leave its servers running (they would keep a consumer group and a port).
 process.on('exit', () => {
-  for (const child of [server, projector])
+  for (const child of [...servers, projector])
     if (child && child.child.exitCode === null) child.child.kill('SIGKILL');
 });
-const url = m ? m.api!.url : `http://127.0.0.1:${serverPort}/graphql`;
-if (server) await waitReady(url.replace(/\/graphql$/, ''));
+const urls = m ? [m.api!.url] : serverPorts.map((port) => `http://127.0.0.1:${port}/graphql`);
+if (servers.length > 0) await Promise.all(urls.map((u) => waitReady(u.replace(/\/graphql$/, ''))));
 // The checkpoints the lag is read from: this process's store, or adapters of its own beside a child server.
 const adapters = m ? null : connectAdapters(config, silentLogger);
 const graph = m ? m.store : adapters!.store;
@@ -89,7 +93,7 @@ let seq = 0;
 async function propose(): Promise<{ position: string; sentAt: number }> {
   const i = seq++;
   const sentAt = performance.now();
-  const res = await fetch(url, {
+  const res = await fetch(urls[i % urls.length]!, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[i % tokens.length]}` },
     body: JSON.stringify({
@@ -266,7 +270,11 @@ if (m)
 const written0 = seq;
 const cpu = cpuShare(
   new URL('../../', import.meta.url).pathname,
-  server?.child.pid ? { server: server.child.pid } : {},
+  Object.fromEntries(
+    servers.flatMap((sv, j) =>
+      sv.child.pid ? [[servers.length > 1 ? `server ${j + 1}` : 'server', sv.child.pid]] : [],
+    ),
+  ),
 );
 const tput = await throughput(SECONDS, CALLERS);
 const writes = Math.max(1, seq - written0);
@@ -321,7 +329,7 @@ for (const rate of rates) {
   );
 }
 await m?.stop();
-for (const child of [server, projector]) {
+for (const child of [...servers, projector]) {
   if (!child) continue;
   child.child.kill('SIGTERM');
   await child.exited;
