@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Ranking, Shard, unit, windows } from '../../src/adapters/neo4j/vector-shards.ts';
+import { DENSE_FROM, Ranking, Shard, unit, windows } from '../../src/adapters/neo4j/vector-shards.ts';
+import { dot } from '../../src/ports/embedder.ts';
 
 /** All shards' records of `model`, best first. */
 const rank = (shards: Shard[], model: string, q: number[]) => {
@@ -87,5 +88,58 @@ describe('vector shards rank by cosine as the Cypher scan orders its scores', ()
       [20, 180],
       [180, 1460],
     ]);
+  });
+
+  describe(`from ${DENSE_FROM} vectors of a model (WebAssembly rows)`, () => {
+    /** Deterministic pseudo-random vectors (a linear congruential generator). */
+    const vectors = (n: number, dims: number, seed: number): number[][] => {
+      let x = seed;
+      const next = () => ((x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31) * 2 - 1;
+      return Array.from({ length: n }, () => Array.from({ length: dims }, next));
+    };
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${String(i).padStart(3, '0')}`);
+    /** The order the JavaScript loop gives: cosine of the unit copies, ties by id. */
+    const reference = (rows: ReadonlyArray<[string, number[]]>, q: number[]) =>
+      rows
+        .map(([id, v]) => ({ id, score: dot(unit(v)!, unit(q)!) }))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
+        .map((r) => r.id);
+
+    it('the same order as the JavaScript loop, for a shard past the size and one below it', () => {
+      const q = vectors(1, 384, 7)[0]!;
+      for (const n of [DENSE_FROM - 1, 300]) {
+        const vs = vectors(n, 384, 11);
+        const rows = ids(n).map((id, i): [string, number[]] => [id, vs[i]!]);
+        const r = new Ranking([shard(rows.map(([id, v]) => [id, 'm', v]))], 'm', q);
+        expect(r.top(40)).toEqual(reference(rows, q).slice(0, 40));
+        expect(r.size).toBe(n);
+      }
+    });
+
+    it('rows removed and replaced rank as a shard built from what remains', () => {
+      const all = vectors(260, 16, 3);
+      const s = shard(ids(260).map((id, i) => [id, 'm', all[i]!]));
+      // Remove every third record, move every fifth to other vectors, one to another model.
+      s.apply(ids(260).flatMap((id, i) => (i % 3 === 0 ? [{ id, model: null, vector: null }] : [])));
+      const moved = vectors(260, 16, 5);
+      s.apply(ids(260).flatMap((id, i) => (i % 5 === 1 ? [{ id, model: 'm', vector: moved[i]! }] : [])));
+      s.apply([{ id: 'r002', model: 'm2', vector: [1, 0] }]);
+      const kept = ids(260).flatMap((id, i): Array<[string, number[]]> =>
+        id === 'r002' ? [] : i % 5 === 1 ? [[id, moved[i]!]] : i % 3 === 0 ? [] : [[id, all[i]!]],
+      );
+      const q = vectors(1, 16, 9)[0]!;
+      const r = new Ranking([s], 'm', q);
+      expect(r.size).toBe(kept.length);
+      expect(r.top(r.size)).toEqual(reference(kept, q));
+      expect(rank([s], 'm2', [1, 0])).toEqual(['r002']);
+    });
+
+    it("a vector of another length than its model's is not held; a query of another length ranks nothing", () => {
+      const vs = vectors(DENSE_FROM, 8, 1);
+      const rows = ids(DENSE_FROM).map((id, i): [string, string, number[]] => [id, 'm', vs[i]!]);
+      const s = shard([...rows, ['odd', 'm', [1, 0, 0]]]);
+      expect(s.size).toBe(DENSE_FROM);
+      expect(new Ranking([s], 'm', [1, 0, 0]).size).toBe(0);
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { dot, l2normalize } from '../../ports/embedder.ts';
+import { DenseRows, denseSupported } from './dense-rows.ts';
 
 /**
  * Nearest vectors of one request scope, held in process. Pure: the Neo4j side (which namespaces changed,
@@ -17,11 +18,20 @@ export interface VectorRow {
   readonly vector: readonly number[] | null;
 }
 
+/**
+ * One model's vectors of a shard. Row i of `dense` (or `vectors[i]`) is `ids[i]`'s; both remove by
+ * swapping the last entry into the freed slot, so the indices stay one. A model's first DENSE_FROM vectors
+ * are held as JavaScript arrays (a WebAssembly memory is at least 64 KiB), the rest in `dense`.
+ */
 interface Entries {
   ids: string[];
   vectors: Float32Array[];
+  dense: DenseRows | null;
   at: Map<string, number>;
 }
+
+/** From this many vectors a model's entries move into a DenseRows (scored by its SIMD kernel). */
+export const DENSE_FROM = 128;
 
 /** A unit copy of `v` in 32 bits; null when it has no direction. */
 export function unit(v: readonly number[]): Float32Array | null {
@@ -57,11 +67,20 @@ export class Shard {
       const v = r.model && r.vector ? unit(r.vector) : null;
       if (!v || !r.model) continue;
       let e = this.byModel.get(r.model);
-      if (!e) this.byModel.set(r.model, (e = { ids: [], vectors: [], at: new Map() }));
+      if (!e) this.byModel.set(r.model, (e = { ids: [], vectors: [], dense: null, at: new Map() }));
+      // A model's vectors all have its dimension; one that does not cannot be compared with them.
+      const dims = e.dense?.dims ?? e.vectors[0]?.length ?? v.length;
+      if (v.length !== dims) continue;
       e.at.set(r.id, e.ids.length);
       e.ids.push(r.id);
-      e.vectors.push(v);
+      if (e.dense) e.dense.push(v);
+      else e.vectors.push(v);
       this.modelOf.set(r.id, r.model);
+      if (!e.dense && denseSupported && e.ids.length >= DENSE_FROM) {
+        e.dense = new DenseRows(dims);
+        for (const x of e.vectors) e.dense.push(x);
+        e.vectors = [];
+      }
     }
   }
 
@@ -74,17 +93,31 @@ export class Shard {
     const last = e.ids.length - 1;
     // Swap-remove: the last entry takes the freed slot.
     e.ids[i] = e.ids[last]!;
-    e.vectors[i] = e.vectors[last]!;
     e.at.set(e.ids[i]!, i);
     e.ids.pop();
-    e.vectors.pop();
     e.at.delete(id);
+    if (e.dense) {
+      e.dense.move(last, i);
+      e.dense.pop();
+    } else {
+      e.vectors[i] = e.vectors[last]!;
+      e.vectors.pop();
+    }
   }
 
   /** Every record of `model` with its cosine to the unit query `q`, appended to `into`. */
   score(model: string, q: Float32Array, into: Scores): void {
     const e = this.byModel.get(model);
     if (!e) return;
+    if (e.dense) {
+      if (q.length !== e.dense.dims) return;
+      const scores = e.dense.scores(q);
+      for (let i = 0; i < e.ids.length; i++) {
+        into.ids.push(e.ids[i]!);
+        into.scores.push(scores[i]!);
+      }
+      return;
+    }
     for (let i = 0; i < e.ids.length; i++) {
       into.ids.push(e.ids[i]!);
       into.scores.push(dot(e.vectors[i]!, q));
