@@ -47,8 +47,8 @@ type StaleShard = Stamp & { readonly tenant: string };
  * Why: Neo4j 5.26's vector index cannot filter. Its nearest neighbours span every tenant and namespace, so
  * a scope holding a few percent of them needs fetches of thousands (~65 ms at 1,000, ~120 at 5,000), and
  * an exact scan in Cypher reads each record's embedding at 30–60 µs a record. Here the scope's vectors
- * are scored in memory (~0.03 µs a 384-d vector on this machine, dense-rows.ts) and only the best ids go back to Neo4j,
- * which keeps the one entitlement filter (ARM_WHERE) and the one source of truth.
+ * are scored in memory (~0.03 µs a 384-d vector on this machine, dense-rows.ts) and only the best ids go
+ * back to Neo4j, which keeps the one entitlement filter (ARM_WHERE) and the one source of truth.
  *
  * Freshness: the projection stamps each namespace it writes (a ScopeStamp node per tenant and namespace:
  * a random epoch when created, a sequence number bumped in every projection transaction that writes its
