@@ -31,6 +31,11 @@ export function recordingExecutor(answers: Answers = {}): Executor & { sent: Sen
   return {
     sent,
     read: run,
+    stream: async (op, cypher, params, onRow) => {
+      const rows = (await run(op, cypher, params)) as unknown as { records: Parameters<typeof onRow>[0][] };
+      rows.records.forEach(onRow);
+      return rows.records.length;
+    },
     write: run,
     readTx: (op, fn) => fn(tx(op)),
     writeTx: (op, fn) => fn(tx(op)),

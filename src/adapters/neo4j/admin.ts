@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import type { Record as Neo4jRecord } from 'neo4j-driver';
 import { canonicalJson } from '../../domain/canonical.ts';
+import { MultisetHash } from '../../domain/multiset-hash.ts';
 import type { EmbeddingModelCount, GraphAdmin } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
 import { withMigrationLock } from './migration-lock.ts';
@@ -18,6 +19,32 @@ function domainProps(p: Record<string, unknown>): Record<string, unknown> {
   const { stamp: _stamp, ...rest } = p;
   return rest;
 }
+
+/*
+ * Canonical dump: every domain node as label + sorted properties, every relationship between domain
+ * nodes as (start key, type, end key, properties). Checkpoints and migration bookkeeping are not domain
+ * state.
+ */
+const STATE_NODES = `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk OR n:Grant
+    OR n:Hold OR n:Finding
+  RETURN labels(n) AS l, properties(n) AS p`;
+const STATE_RELS = `MATCH (a)-[r]->(b)
+  WHERE (a:Record OR a:Revision OR a:Entity OR a:Episode OR a:Chunk)
+    AND (b:Record OR b:Revision OR b:Entity OR b:Episode OR b:Chunk)
+  RETURN labels(a) AS la, a.tenant AS ta, ${NODE_KEY('a')} AS ka, type(r) AS t, properties(r) AS p,
+         labels(b) AS lb, b.tenant AS tb, ${NODE_KEY('b')} AS kb`;
+
+const nodeLine = (r: Neo4jRecord): string =>
+  'N' + canonicalJson({ l: [...(r.get('l') as string[])].sort(), p: domainProps(r.get('p')) });
+
+const relLine = (r: Neo4jRecord): string =>
+  'R' +
+  canonicalJson({
+    a: [r.get('la'), r.get('ta'), r.get('ka')],
+    t: r.get('t'),
+    p: r.get('p'),
+    b: [r.get('lb'), r.get('tb'), r.get('kb')],
+  });
 
 /** Operating the database: migrations, health, the test-database mark, the state hash, wipe and close. */
 export class Neo4jGraphAdmin implements GraphAdmin {
@@ -102,54 +129,23 @@ export class Neo4jGraphAdmin implements GraphAdmin {
     return [...by.values()];
   }
 
+  /**
+   * The digest of the canonical dump (`stateLines`), as a multiset: the same for two graphs holding the
+   * same domain state, however either was written. The dump streams through, a row at a time.
+   */
   async stateHash(): Promise<{ hash: string; nodes: number; relationships: number }> {
-    const { lines, nodes, relationships } = await this.stateLines();
-    // Fed line by line: the same digest as of the lines joined by '\n', without one string of them all
-    // (a graph of 100k embedded records is past V8's longest string).
-    const digest = createHash('sha256');
-    lines.forEach((line, i) => digest.update(i === 0 ? line : `\n${line}`));
-    return { hash: digest.digest('hex'), nodes, relationships };
+    const hash = new MultisetHash();
+    const nodes = await this.db.stream('state.nodes', STATE_NODES, {}, (r) => hash.add(nodeLine(r)));
+    const relationships = await this.db.stream('state.rels', STATE_RELS, {}, (r) => hash.add(relLine(r)));
+    return { hash: hash.digest(), nodes, relationships };
   }
 
   /** The canonical dump the state hash is taken over, sorted: where two graphs differ, when they do. */
   async stateLines(): Promise<{ lines: string[]; nodes: number; relationships: number }> {
-    // Canonical dump: every domain node as label + sorted properties, every relationship between domain
-    // nodes as (start key, type, end key, properties); both sorted, then hashed. Checkpoints and
-    // migration bookkeeping are not domain state.
-    const nodes = await this.db.read(
-      'state.nodes',
-      `MATCH (n) WHERE n:Record OR n:Revision OR n:Entity OR n:Receipt OR n:Episode OR n:Chunk OR n:Grant
-         OR n:Hold OR n:Finding
-       RETURN labels(n) AS l, properties(n) AS p`,
-    );
-    const rels = await this.db.read(
-      'state.rels',
-      `MATCH (a)-[r]->(b)
-       WHERE (a:Record OR a:Revision OR a:Entity OR a:Episode OR a:Chunk)
-         AND (b:Record OR b:Revision OR b:Entity OR b:Episode OR b:Chunk)
-       RETURN labels(a) AS la, a.tenant AS ta, ${NODE_KEY('a')} AS ka, type(r) AS t, properties(r) AS p,
-              labels(b) AS lb, b.tenant AS tb, ${NODE_KEY('b')} AS kb`,
-    );
-    const lines = [
-      ...nodes.records.map(
-        (r) => 'N' + canonicalJson({ l: [...r.get('l')].sort(), p: domainProps(r.get('p')) }),
-      ),
-      ...rels.records.map(
-        (r) =>
-          'R' +
-          canonicalJson({
-            a: [r.get('la'), r.get('ta'), r.get('ka')],
-            t: r.get('t'),
-            p: r.get('p'),
-            b: [r.get('lb'), r.get('tb'), r.get('kb')],
-          }),
-      ),
-    ].sort();
-    return {
-      lines,
-      nodes: nodes.records.length,
-      relationships: rels.records.length,
-    };
+    const nodes = await this.db.read('state.nodes', STATE_NODES);
+    const rels = await this.db.read('state.rels', STATE_RELS);
+    const lines = [...nodes.records.map(nodeLine), ...rels.records.map(relLine)].sort();
+    return { lines, nodes: nodes.records.length, relationships: rels.records.length };
   }
 
   async wipe(): Promise<void> {

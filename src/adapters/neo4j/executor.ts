@@ -1,5 +1,6 @@
 import neo4j, {
   type Driver,
+  type Record as Neo4jRecord,
   type ManagedTransaction,
   type QueryResult,
   type RecordShape,
@@ -97,6 +98,37 @@ export class CypherExecutor {
 
   /** How long a failing read is retried (the driver's default for managed transactions). */
   static readonly READ_RETRY_MS = 30_000;
+
+  /**
+   * One read statement whose rows are handed to `onRow` as they arrive, a fetch batch at a time, and
+   * never held together: for a dump of the whole graph (the state hash), which buffered in one result
+   * exceeded the heap past ~150k records. Not retried (a retry would hand rows over twice); returns
+   * how many rows there were.
+   */
+  async stream(
+    op: string,
+    cypher: string,
+    params: Params,
+    onRow: (row: Neo4jRecord) => void,
+  ): Promise<number> {
+    const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.READ });
+    let rows = 0;
+    try {
+      const result = session.run(
+        { text: cypher, parameters: params },
+        { metadata: { op }, timeout: 600_000 },
+      );
+      for await (const row of result) {
+        onRow(row);
+        rows++;
+      }
+      return rows;
+    } catch (e) {
+      throw mapError(e, op);
+    } finally {
+      await session.close();
+    }
+  }
 
   async write<R extends RecordShape = RecordShape>(
     op: string,
@@ -239,5 +271,5 @@ export function relType(name: string): string {
 /** What the graph adapters use of the executor (a recording fake implements it in test/cypher). */
 export type Executor = Pick<
   CypherExecutor,
-  'read' | 'write' | 'readTx' | 'writeTx' | 'autoCommit' | 'ping' | 'close'
+  'read' | 'stream' | 'write' | 'readTx' | 'writeTx' | 'autoCommit' | 'ping' | 'close'
 >;
