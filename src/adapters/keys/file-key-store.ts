@@ -87,14 +87,20 @@ export class FileKeyStore implements KeyStore {
     return !f ? 'ABSENT' : 'key' in f ? 'ACTIVE' : 'DESTROYED';
   }
 
-  private async createOrRead(id: string): Promise<Uint8Array> {
+  private async createOrRead(id: string, retried = false): Promise<Uint8Array> {
     const existing = await this.read(id);
     if (existing && 'key' in existing) return existing.key;
     if (existing) throw conflict('the item was erased: nothing new can be written for it');
     const path = await this.pathOf(id, true);
     const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     const key = new Uint8Array(randomBytes(32));
-    const fh = await open(tmp, 'wx', 0o600);
+    const fh = await open(tmp, 'wx', 0o600).catch((e: NodeJS.ErrnoException) => {
+      // Its directory is gone (removed under this process): forget the directories, make it once more.
+      if (e.code !== 'ENOENT' || retried) throw e;
+      this.dirs.clear();
+      return null;
+    });
+    if (!fh) return this.createOrRead(id, true);
     try {
       await fh.writeFile(JSON.stringify({ key: Buffer.from(key).toString('base64') }));
       await fh.sync();
@@ -127,13 +133,21 @@ export class FileKeyStore implements KeyStore {
     return { destroyed: true };
   }
 
-  /** The key's file (its directory created first when `create`: reads never touch the disk's layout). */
+  /**
+   * The key's file (its directory created first when `create`: reads never touch the disk's layout). A
+   * directory this process made or found is not asked for again (256 of them at most): every new record's
+   * key used to cost a `mkdir` and a `stat`.
+   */
   private async pathOf(id: string, create = false): Promise<string> {
     const h = createHash('sha256').update(id).digest('hex');
     const d = join(this.dir, h.slice(0, 2));
-    if (create) await mkdir(d, { recursive: true, mode: 0o700 });
+    if (create && !this.dirs.has(d)) {
+      await mkdir(d, { recursive: true, mode: 0o700 });
+      this.dirs.add(d);
+    }
     return join(d, `${h}.json`);
   }
+  private readonly dirs = new Set<string>();
 }
 
 function safeJson(text: string): Record<string, unknown> | null {
