@@ -158,7 +158,12 @@ export class ScopeVectors {
       const next = this.loading.then(() => {
         const asked = this.asked.splice(0);
         this.next = null;
-        const byKey = new Map(asked.flatMap((f) => f()).map((s) => [s.key, s]));
+        // One load per namespace: of two callers' stamps for it, the later one (same epoch: the higher seq).
+        const byKey = new Map<string, StaleShard>();
+        for (const s of asked.flatMap((f) => f())) {
+          const other = byKey.get(s.key);
+          if (!other || other.epoch !== s.epoch || other.seq < s.seq) byKey.set(s.key, s);
+        }
         return this.load([...byKey.values()]);
       });
       this.next = next;
