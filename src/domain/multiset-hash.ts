@@ -8,8 +8,8 @@ const MOD = (1n << 256n) - 1n;
  * digests; a line added, dropped, changed or repeated changes it.
  *
  * Why: the graph's state hash (GraphAdmin.stateHash: live against rebuilt) sorted every line of the
- * canonical dump and hashed them in order, which needs the whole dump in memory at once. Past ~150k
- * embedded records that exceeded the heap. Summing lets the dump stream through, a row at a time.
+ * canonical dump and hashed them in order, which needs the whole dump in memory at once. A graph of
+ * ~135k embedded records here exceeded the heap. Summing lets the dump stream through, a row at a time.
  */
 export class MultisetHash {
   private sum = 0n;

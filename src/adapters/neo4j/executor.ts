@@ -102,7 +102,7 @@ export class CypherExecutor {
   /**
    * One read statement whose rows are handed to `onRow` as they arrive, a fetch batch at a time, and
    * never held together: for a dump of the whole graph (the state hash), which buffered in one result
-   * exceeded the heap past ~150k records. Not retried (a retry would hand rows over twice); returns
+   * exceeded the heap at ~135k records here. Not retried (a retry would hand rows over twice); returns
    * how many rows there were.
    */
   async stream(
