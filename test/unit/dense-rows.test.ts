@@ -34,7 +34,7 @@ describe('vectors held as rows of a WebAssembly memory', () => {
     expect(d.size).toBe(2999);
     expect(got[10]).toBeCloseTo(dot(vs[2999]!, q), 4);
     expect(got[11]).toBeCloseTo(dot(vs[11]!, q), 4);
-    // A row pushed where an earlier call's scores lay holds only its own floats.
+    // A row pushed over the area an earlier call wrote its scores to is scored by its own floats.
     d.push(Float32Array.from([0, 0, 0, 0, 1]));
     expect(d.scores(q)[2999]).toBe(5);
   });

@@ -149,10 +149,11 @@ type VectorLookup = {
 
 /**
  * The k nearest relatable records of each query vector where the request's vectors are not held in
- * process (those go through heldByVector). A request covering few records scores them exactly (reading a few hundred vectors is cheaper than an ANN call, and exact). A
- * larger one asks the ANN index, which answers before any WHERE: it over-fetches, and where that leaves
- * fewer than k inside the scope (the entitled set is small next to everything else), that query's records
- * are scored exactly — read through the request's namespace index, never the whole tenant.
+ * process (those go through heldByVector). A request covering few records scores them exactly (reading a
+ * few hundred vectors is cheaper than an ANN call, and exact). A larger one asks the ANN index, which
+ * answers before any WHERE: it over-fetches, and where that leaves fewer than k inside the scope (the
+ * entitled set is small next to everything else), that query's records are scored exactly — read
+ * through the request's namespace index, never the whole tenant.
  */
 async function relateByVector(
   { db }: RelateDeps,

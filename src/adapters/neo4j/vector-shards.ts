@@ -20,8 +20,8 @@ export interface VectorRow {
 
 /**
  * One model's vectors of a shard. Row i of `dense` (or `vectors[i]`) is `ids[i]`'s; both remove by
- * swapping the last entry into the freed slot, so the indices stay one. A model's first DENSE_FROM vectors
- * are held as JavaScript arrays (a WebAssembly memory is at least 64 KiB), the rest in `dense`.
+ * swapping the last entry into the freed slot, so the indices stay one. Below DENSE_FROM vectors they are
+ * JavaScript arrays (a WebAssembly memory is at least 64 KiB); from then on all of them are in `dense`.
  */
 interface Entries {
   ids: string[];
@@ -109,18 +109,11 @@ export class Shard {
   score(model: string, q: Float32Array, into: Scores): void {
     const e = this.byModel.get(model);
     if (!e) return;
-    if (e.dense) {
-      if (q.length !== e.dense.dims) return;
-      const scores = e.dense.scores(q);
-      for (let i = 0; i < e.ids.length; i++) {
-        into.ids.push(e.ids[i]!);
-        into.scores.push(scores[i]!);
-      }
-      return;
-    }
+    if (e.dense && q.length !== e.dense.dims) return;
+    const dense = e.dense?.scores(q);
     for (let i = 0; i < e.ids.length; i++) {
       into.ids.push(e.ids[i]!);
-      into.scores.push(dot(e.vectors[i]!, q));
+      into.scores.push(dense ? dense[i]! : dot(e.vectors[i]!, q));
     }
   }
 }
