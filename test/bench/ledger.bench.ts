@@ -121,16 +121,24 @@ async function propose(): Promise<{ position: string; sentAt: number }> {
   };
   if (!body.data) {
     const code = body.errors?.[0]?.extensions?.code;
-    const retryAfterMs = (body.errors?.[0]?.extensions as { retryAfterMs?: number } | undefined)
-      ?.retryAfterMs;
+    const ext = (body.errors?.[0]?.extensions ?? {}) as Record<string, unknown>;
     throw Object.assign(new Error(`propose failed: ${JSON.stringify(body.errors)}`), {
       code,
-      retryAfterMs,
+      retryAfterMs: ext['retryAfterMs'] as number | undefined,
+      rule: ruleOf(ext),
       ms: performance.now() - sentAt,
     });
   }
   return { position: body.data.propose.position, sentAt };
 }
+
+/** Which overload rule refused a write, from its extensions (src/ingest/overload.ts). */
+function ruleOf(ext: Record<string, unknown>): string {
+  if (ext['reason'] !== 'overloaded') return String(ext['reason'] ?? 'other');
+  return 'lagMs' in ext ? 'lag' : 'busyPercent' in ext ? 'busy' : 'in flight';
+}
+const byRule = (rules: string[]) =>
+  [...new Set(rules)].map((r) => `${rules.filter((x) => x === r).length} ${r}`).join(', ') || 'none';
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -139,6 +147,7 @@ const pct = (xs: number[], p: number) => {
 
 // 1. closed-loop throughput
 let refusedInLoop = 0;
+const loopRules: string[] = [];
 async function throughput(seconds: number, concurrency: number): Promise<number> {
   const end = performance.now() + seconds * 1000;
   let n = 0;
@@ -150,9 +159,10 @@ async function throughput(seconds: number, concurrency: number): Promise<number>
           n++;
         } catch (e) {
           // A well-behaved client: refused (overload guard or budget) → wait as told, then go on.
-          const err = e as { code?: string; retryAfterMs?: number };
+          const err = e as { code?: string; retryAfterMs?: number; rule?: string };
           if (err.code !== 'RATE_LIMITED') throw e;
           refusedInLoop++;
+          loopRules.push(err.rule ?? 'other');
           await new Promise((r) => setTimeout(r, err.retryAfterMs ?? 100));
         }
       }
@@ -169,7 +179,9 @@ async function lagAt(
   sent: number;
   failed: number;
   refused: number;
+  refusedP50: number;
   refusedP99: number;
+  rules: string;
   achieved: number;
   p50: number;
   p99: number;
@@ -199,6 +211,7 @@ async function lagAt(
   let failed = 0;
   let refused = 0;
   const refusedMs: number[] = [];
+  const rules: string[] = [];
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / rate;
     const wait = due - performance.now();
@@ -209,10 +222,11 @@ async function lagAt(
           const [p, o] = position.split(':');
           pending.push({ partition: Number(p), offset: BigInt(o!), sentAt });
         },
-        (e: { code?: string; ms?: number }) => {
+        (e: { code?: string; ms?: number; rule?: string }) => {
           if (e.code === 'RATE_LIMITED') {
             refused++;
             refusedMs.push(e.ms ?? NaN);
+            rules.push(e.rule ?? 'other');
           } else failed++;
         },
       ),
@@ -226,7 +240,9 @@ async function lagAt(
     sent: total,
     failed,
     refused,
+    refusedP50: pct(refusedMs, 50),
     refusedP99: pct(refusedMs, 99),
+    rules: byRule(rules),
     achieved: (total - failed - refused) / elapsed,
     p50: pct(lags, 50),
     p99: pct(lags, 99),
@@ -287,7 +303,7 @@ for (const [op, o] of [...byOp].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
   );
 console.log(
   `propose (await=false) through GraphQL, ${CALLERS} concurrent callers, closed loop: ${Math.round(tput)} writes/s ` +
-    `= ${Math.round((100 * tput) / modelRate)} % of the embedder's rate (${refusedInLoop} refusals waited out)`,
+    `= ${Math.round((100 * tput) / modelRate)} % of the embedder's rate (${refusedInLoop} refusals waited out: ${byRule(loopRules)})`,
 );
 console.log(`  during the loop, ${cpuUsed}`);
 // Lag at half the sustained rate, then overload at twice it (or the rates given).
@@ -323,8 +339,8 @@ for (const rate of rates) {
   console.log(`  (the projection caught up in ${(await drain()).toFixed(0)} ms before this phase)`);
   const r = await lagAt(rate, SECONDS);
   console.log(
-    `at ${rate} writes/s offered: ${Math.round(r.achieved)} writes/s admitted, ${r.refused} refused (RATE_LIMITED, ` +
-      `answered in p99 ${r.refusedP99.toFixed(1)} ms), ${r.failed} failed otherwise; ` +
+    `at ${rate} writes/s offered: ${Math.round(r.achieved)} writes/s admitted, ${r.refused} refused (RATE_LIMITED: ${r.rules}; ` +
+      `answered in p50 ${r.refusedP50.toFixed(1)} ms, p99 ${r.refusedP99.toFixed(1)} ms), ${r.failed} failed otherwise; ` +
       `projection lag of admitted writes (from send) p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
   );
 }
