@@ -7,6 +7,7 @@ import neo4j, {
 } from 'neo4j-driver';
 import { MuninnError, isMuninnError } from '../../domain/errors.ts';
 import { RelationTypes } from '../../domain/model.ts';
+import { widenBoltChunks } from './bolt-chunks.ts';
 
 /**
  * The one Cypher executor. Every statement goes through here: routed read or write, tagged with the
@@ -56,6 +57,7 @@ export class CypherExecutor {
           trustedCertificates: [trustedCaFile],
         }
       : {};
+    widenBoltChunks(); // one socket write per message of up to 16 KiB, not one per 1,400 bytes
     const driver = neo4j.driver(uri, auth, {
       ...tls,
       disableLosslessIntegers: true,
