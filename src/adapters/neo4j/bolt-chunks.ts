@@ -5,15 +5,16 @@ import { dirname } from 'node:path';
  * Why this exists: the driver packs each Bolt message into a 1,400-byte buffer and hands the socket a
  * write every time the buffer fills. A 384-float vector packs to ~3.5 KB, so a relate lookup carrying its
  * query vector cost three writes, and a projector batch of records with their embeddings hundreds. On this
- * machine a write to the loopback socket costs the API's event loop ~0.1 ms whatever its size (the kernel
+ * machine a write to the loopback socket costs the API's event loop about 0.1 ms, mostly per call (the kernel
  * delivers it to Neo4j inside the call), and those writes were 12 % of `muninn serve`'s samples in the
- * write benchmark. With 16 KiB a message of up to 16 KiB goes out in one write (bench:ledger, hashing,
- * alternated: 2.60–2.64 against 2.81–2.83 ms of server CPU per write).
+ * write benchmark; with 16 KiB chunks, 9 % (one profile each). A message of up to 16 KiB now goes out in
+ * one write. Server CPU per write moved within the run-to-run spread (five alternated pairs of
+ * bench:ledger with hashing: 2.62–3.14 ms against 2.73–3.33).
  *
  * The driver offers no setting for it (neo4j-driver 6.3.0 builds `new Chunker(channel)` with its default),
  * so the driver's own Chunker is replaced by a subclass that passes a larger size. A Bolt chunk's length
  * is 16 bits: 16 KiB stays far inside it. Should an upgrade move or rename the class, nothing is replaced
- * and the driver works as shipped: `widenBoltChunks` says which (the unit test pins the pinned version).
+ * and the driver works as shipped: `widenBoltChunks` says which (test/contract/bolt-chunks.test.ts fails).
  */
 export const BOLT_CHUNK_BYTES = 16 * 1024;
 
