@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises
 import { createPublicKey } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { createJoseVerifier, type JoseVerifierOptions } from '../../src/adapters/auth/jose-verifier.ts';
 import { ensureDevKeys, parseTtl, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
@@ -153,6 +153,60 @@ describe('createJoseVerifier: accepted tokens', () => {
     } finally {
       await rm(d, { recursive: true, force: true });
     }
+  });
+});
+
+describe('createJoseVerifier: a token already checked', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+    vi.restoreAllMocks();
+  });
+
+  it('is not checked again: its second use runs no signature verification, and gives the same principal', async () => {
+    const v = createJoseVerifier(opts());
+    const token = await mint();
+    const verify = vi.spyOn(crypto.subtle, 'verify');
+    const first = await v.verify(token);
+    expect(verify).toHaveBeenCalledTimes(1);
+    expect(await v.verify(token)).toBe(first);
+    expect(verify).toHaveBeenCalledTimes(1);
+  });
+
+  it('is refused once it expires', async () => {
+    const v = createJoseVerifier(opts({ clockSkewS: 0 }));
+    const token = await mint({ claims: { exp: now() + 2 } });
+    await expect(v.verify(token)).resolves.toBeDefined();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 5_000);
+    await expectUnauth(v.verify(token), token);
+  });
+
+  it('is refused when the JWKS no longer holds its key (the same token string, after a rotation)', async () => {
+    const d = await mkdtemp(join(tmpdir(), 'muninn-auth-cache-'));
+    try {
+      const path = join(d, 'jwks.json');
+      await writeFile(path, JSON.stringify({ keys: [esPublicJwk] }));
+      const v = createJoseVerifier(opts({ jwks: { kind: 'file', path } }));
+      const token = await mint();
+      await expect(v.verify(token)).resolves.toBeDefined();
+      const otherJwk = { ...(await exportJWK(other.publicKey)), kid: 'es-1', alg: 'ES256', use: 'sig' };
+      await writeFile(path, JSON.stringify({ keys: [otherJwk] }));
+      const later = new Date(Date.now() + 5000);
+      await utimes(path, later, later);
+      await expectUnauth(v.verify(token), token);
+    } finally {
+      await rm(d, { recursive: true, force: true });
+    }
+  });
+
+  it('does not vouch for a token that differs from it in one character of the signature', async () => {
+    const v = createJoseVerifier(opts());
+    const token = await mint();
+    await expect(v.verify(token)).resolves.toBeDefined();
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    const i = Math.floor(sig.length / 2);
+    const forged = `${h}.${p}.${sig.slice(0, i)}${sig[i] === 'A' ? 'B' : 'A'}${sig.slice(i + 1)}`;
+    await expectUnauth(v.verify(forged), forged);
   });
 });
 

@@ -3,6 +3,7 @@ import { open, stat } from 'node:fs/promises';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
+  decodeProtectedHeader,
   errors as joseErrors,
   jwtVerify,
   type FlattenedJWSInput,
@@ -16,6 +17,7 @@ import { forbidden, isMuninnError, unauthenticated, type MuninnError } from '../
 import { TenantId } from '../../domain/model.ts';
 import { hasScope, Scopes, type Actor, type Principal, type Scope } from '../../domain/principal.ts';
 import type { TokenVerifier } from '../../ports/token-verifier.ts';
+import { VerifiedTokens } from './verified-tokens.ts';
 
 export type JwksSource =
   { readonly kind: 'url'; readonly url: string } | { readonly kind: 'file'; readonly path: string };
@@ -75,20 +77,51 @@ export function createJoseVerifier(opts: JoseVerifierOptions): TokenVerifier {
     requiredClaims: ['exp', 'sub', opts.tenantClaim],
   };
 
+  // Tokens already checked, with the key that checked them (see verified-tokens.ts for when one is reused).
+  const verified = new VerifiedTokens();
+
+  /** The cached principal while its key is still the JWKS's and it has not expired; else undefined. */
+  const fromCache = async (token: string): Promise<Principal | undefined> => {
+    const hit = verified.get(token);
+    if (!hit) return undefined;
+    // As jose decides it: expired once exp <= now − skew, in whole seconds.
+    if (hit.exp <= Math.floor(Date.now() / 1000) - opts.clockSkewS) {
+      verified.delete(token);
+      throw unauthenticated('token expired');
+    }
+    const [protectedHeader = '', payload = '', signature = ''] = token.split('.');
+    const key = await getKey(decodeProtectedHeader(token), {
+      protected: protectedHeader,
+      payload,
+      signature,
+    }).catch(() => undefined); // no key now: the full check below says why, precisely
+    if (key === hit.key) return hit.principal;
+    verified.delete(token);
+    return undefined;
+  };
+
+  const fullCheck = async (token: string): Promise<Principal> => {
+    let used: CryptoKey | undefined;
+    const keyFor: KeyResolver = async (header, t) => (used = await getKey(header, t));
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, keyFor, verifyOptions));
+    } catch (e) {
+      throw toUnauthenticated(e);
+    }
+    const principal = toPrincipal(payload, opts);
+    if (used && typeof payload.exp === 'number')
+      verified.set(token, { principal, key: used, exp: payload.exp });
+    return principal;
+  };
+
   return {
     async verify(token: string): Promise<Principal> {
       if (typeof token !== 'string' || token.length === 0) throw unauthenticated('missing token');
       if (token.length > MAX_TOKEN_CHARS) throw unauthenticated('token too large');
       if (!COMPACT_JWS_RE.test(token)) throw unauthenticated('malformed token');
 
-      let payload: JWTPayload;
-      try {
-        ({ payload } = await jwtVerify(token, getKey, verifyOptions));
-      } catch (e) {
-        throw toUnauthenticated(e);
-      }
-
-      const principal = toPrincipal(payload, opts);
+      const principal = (await fromCache(token)) ?? (await fullCheck(token));
       if (opts.requireScope !== undefined && !hasScope(principal, opts.requireScope)) {
         throw forbidden(`missing scope: ${opts.requireScope}`);
       }
