@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fdatasync, linkSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fdatasync,
+  linkSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -142,9 +151,12 @@ export class FileKeyStore implements KeyStore {
   }
 
   private read(id: string): { key: Uint8Array } | { destroyed: true } | null {
+    const { path } = this.fileOf(id);
+    // Most keys asked for are new ones: a stat that answers "none" costs ~1 µs, a failed read ~8 µs.
+    if (!statSync(path, { throwIfNoEntry: false })) return null;
     let text: string;
     try {
-      text = readFileSync(this.fileOf(id).path, 'utf8');
+      text = readFileSync(path, 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
       throw e;
