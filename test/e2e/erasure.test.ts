@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/adapters/logger.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { scanFiles } from '../support/byte-scan.ts';
-import { graphDump } from '../support/leak-check.ts';
+import { graphSearch } from '../support/leak-check.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
 
 /*
@@ -135,8 +135,8 @@ afterAll(async () => {
 describe('erase(subject): crypto-shredding end to end', () => {
   it('before: the graph and Neo4j files hold the plaintext (the scans can see it), the ledger only ciphertext', async () => {
     expect(existsSync(NEO4J_FILES)).toBe(true);
-    const dump = await graphDump(app);
-    for (const p of PLAIN) expect(dump).toContain(p);
+    const dump = await graphSearch(app, PLAIN);
+    for (const p of PLAIN) expect(dump.found).toContain(p);
     // The HR desk's turn carries hers as recall context: her text sits on a record not about her.
     const ctx = await app.m.store.db.read(
       'test.context',
@@ -163,7 +163,7 @@ describe('erase(subject): crypto-shredding end to end', () => {
     const two = await app.gql(admin, ERASE, { input: { ...input, recordId: herIds[0] } });
     expect(two.errors?.[0]?.extensions?.['code']).toBe('BAD_USER_INPUT');
     expect(await ledgerSize()).toBe(before);
-    expect(await graphDump(app)).toContain(PLAIN[1]);
+    expect((await graphSearch(app, PLAIN)).found).toContain(PLAIN[1]);
   });
 
   it('a legal hold blocks erasure (CONFLICT, nothing appended) until it is released', async () => {
@@ -182,7 +182,7 @@ describe('erase(subject): crypto-shredding end to end', () => {
     const blocked = await app.gql(admin, ERASE, { input });
     expect(blocked.errors?.[0]?.extensions).toMatchObject({ code: 'CONFLICT', holds: [holdId] });
     expect(await ledgerSize()).toBe(before);
-    expect(await graphDump(app)).toContain(PLAIN[1]);
+    expect((await graphSearch(app, PLAIN)).found).toContain(PLAIN[1]);
 
     const released = await app.gql<{ releaseHold: { outcome: string } }>(admin, RELEASE, {
       input: { holdId, reason: 'case closed', idempotencyKey: randomUUID() },
@@ -214,9 +214,9 @@ describe('erase(subject): crypto-shredding end to end', () => {
     expect(receipt['ids']).not.toContain(otherId);
     expect(receipt.checks.map((c) => c.ok)).toEqual([true, true, true]);
 
-    const dump = await graphDump(app);
-    for (const p of [...PLAIN, NAME]) expect(dump).not.toContain(p);
-    expect(dump).toContain(OTHER_PLAIN);
+    const dump = await graphSearch(app, [...PLAIN, NAME, OTHER_PLAIN]);
+    for (const p of [...PLAIN, NAME]) expect(dump.found).not.toContain(p);
+    expect(dump.found).toContain(OTHER_PLAIN);
     for (const id of herIds) {
       const rec = await app.gql<{ record: { status: string; statement: { text: string } } }>(admin, RECORD, {
         id,
@@ -254,8 +254,8 @@ describe('erase(subject): crypto-shredding end to end', () => {
     const live = await app.m.store.stateHash();
     const rebuilt = await rebuild(app.m.ledger, app.m.store, topic, 500, undefined, app.m.decode);
     expect(rebuilt.hash).toBe(live.hash);
-    const dump = await graphDump(app);
-    for (const p of [...PLAIN, NAME]) expect(dump).not.toContain(p);
-    expect(dump).toContain(OTHER_PLAIN);
+    const dump = await graphSearch(app, [...PLAIN, NAME, OTHER_PLAIN]);
+    for (const p of [...PLAIN, NAME]) expect(dump.found).not.toContain(p);
+    expect(dump.found).toContain(OTHER_PLAIN);
   });
 });

@@ -8,13 +8,19 @@ import type { TestApp } from './harness.ts';
  */
 
 /**
- * Every property of every node and relationship in the graph, as one JSON text — but the embedding
- * vectors (numbers cannot hold a secret, and they are most of a record's bytes). Read a page at a time
- * (by element id): a graph holding a benchmark's 100k records beside the test's own (a developer's
- * machine) made the whole result in one read, vectors included, exceed the test worker's heap.
+ * Which of `needles` occur in the graph: every property of every node and relationship, as JSON text — but
+ * the embedding vectors (numbers cannot hold a secret, and they are most of a record's bytes). Read and
+ * searched a page at a time (by element id), and never joined: a graph holding a benchmark's 100k records
+ * beside the test's own (a developer's machine) made the whole result in one read exceed the test worker's
+ * heap, and later the joined text exceed the longest string V8 makes. A needle lies within one property,
+ * so within one row. `chars`: how much text was searched.
  */
-export async function graphDump(app: TestApp): Promise<string> {
-  const parts: string[] = [];
+export async function graphSearch(
+  app: TestApp,
+  needles: readonly string[],
+): Promise<{ chars: number; found: string[] }> {
+  const found = new Set<string>();
+  let chars = 0;
   for (const [match, labels] of [
     ['MATCH (x)', 'labels(x)'],
     ['MATCH ()-[x]->()', '[type(x)]'],
@@ -28,11 +34,15 @@ export async function graphDump(app: TestApp): Promise<string> {
         { after },
       );
       if (page.records.length === 0) break;
-      for (const r of page.records) parts.push(JSON.stringify([r.get('l'), r.get('p')]));
+      for (const r of page.records) {
+        const row = JSON.stringify([r.get('l'), r.get('p')]);
+        chars += row.length;
+        for (const n of needles) if (row.includes(n)) found.add(n);
+      }
       after = String(page.records.at(-1)!.get('id'));
     }
   }
-  return `[${parts.join(',')}]`;
+  return { chars, found: needles.filter((n) => found.has(n)) };
 }
 
 /** Key, value and headers of every message of `topic`, read raw from the broker, one message a line. */
