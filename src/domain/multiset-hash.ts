@@ -20,10 +20,6 @@ export class MultisetHash {
     this.n++;
   }
 
-  get size(): number {
-    return this.n;
-  }
-
   digest(): string {
     return createHash('sha256')
       .update(`${this.sum.toString(16).padStart(64, '0')}:${this.n}`)

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { MultisetHash } from '../../src/domain/multiset-hash.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decidePropose, ProposeCommand } from '../../src/domain/commands.ts';
 import type { LedgerEvent } from '../../src/domain/events.ts';
+import { MultisetHash } from '../../src/domain/multiset-hash.ts';
 import type { LedgerMessage } from '../../src/ports/ledger.ts';
 import { connectAdapters } from '../../src/compose.ts';
 import { applyBatch } from '../../src/projector/apply.ts';

@@ -38,7 +38,6 @@ export class VerifiedTokens {
   }
 
   set(token: string, entry: VerifiedToken): void {
-    if (this.max === 0) return;
     this.byToken.delete(token);
     this.byToken.set(token, entry);
     while (this.byToken.size > this.max) this.byToken.delete(this.byToken.keys().next().value!);
