@@ -147,13 +147,22 @@ export class Ranking {
   };
 
   top(n: number): string[] {
+    return this.best(n).map((i) => this.s.ids[i]!);
+  }
+
+  /** The best n as `top` gives them, each with its cosine to the query (in 32 bits, as it was ranked). */
+  topScored(n: number): Array<{ readonly id: string; readonly cosine: number }> {
+    return this.best(n).map((i) => ({ id: this.s.ids[i]!, cosine: this.s.scores[i]! }));
+  }
+
+  private best(n: number): number[] {
     const heap: number[] = []; // the best n so far; heap[0] the worst of them
     const worse = (a: number, b: number) => this.before(b, a);
     for (let i = 0; i < this.size; i++) {
       if (heap.length < n) siftUp(heap, i, worse);
       else if (n > 0 && this.before(i, heap[0]!)) replaceTop(heap, i, worse);
     }
-    return heap.sort((a, b) => (this.before(a, b) ? -1 : 1)).map((i) => this.s.ids[i]!);
+    return heap.sort((a, b) => (this.before(a, b) ? -1 : 1));
   }
 }
 
