@@ -86,6 +86,24 @@ export function formatGraphQLError(logger: Logger) {
 }
 
 /**
+ * `redactSecrets` of the strings errors repeat most (extension keys, codes, the overload guard's
+ * messages), remembered: it is a pure function of the string, and each call runs every secret rule
+ * (~8 µs even on "code"), ~78 µs an error for a refusal's dozen strings, refused by the hundred a second
+ * under overload. Bounded: emptied when it reaches REDACTED_MAX strings.
+ */
+const REDACTED_MAX = 1024;
+const redactedMemo = new Map<string, string>();
+function redacted(s: string): string {
+  let out = redactedMemo.get(s);
+  if (out === undefined) {
+    out = redactSecrets(s);
+    if (redactedMemo.size >= REDACTED_MAX) redactedMemo.clear();
+    redactedMemo.set(s, out);
+  }
+  return out;
+}
+
+/**
  * The last guard: no error message or detail carries a credential back. Commands refuse secrets in
  * identifiers without naming them, but graphql-js echoes an invalid variable's value ("got invalid value
  * …") and a zod path can hold a JSON key; both are redacted here like everything else.
@@ -93,15 +111,15 @@ export function formatGraphQLError(logger: Logger) {
 function withoutSecrets(e: GraphQLFormattedError): GraphQLFormattedError {
   const clean = (v: unknown): unknown =>
     typeof v === 'string'
-      ? redactSecrets(v)
+      ? redacted(v)
       : Array.isArray(v)
         ? v.map(clean)
         : v && typeof v === 'object'
-          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [redactSecrets(k), clean(x)]))
+          ? Object.fromEntries(Object.entries(v).map(([k, x]) => [redacted(k), clean(x)]))
           : v;
   return {
     ...e,
-    message: redactSecrets(e.message),
+    message: redacted(e.message),
     ...(e.extensions ? { extensions: clean(e.extensions) as Record<string, unknown> } : {}),
   };
 }

@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { formatGraphQLError } from '../../src/api/errors.ts';
-import { forbidden, unavailable } from '../../src/domain/errors.ts';
+import { badInput, forbidden, unavailable } from '../../src/domain/errors.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
 
 /** The WebSocket path's errors take HTTP's wire shape (issue #9): a stable code, `retryable`, no internals. */
@@ -60,5 +60,22 @@ describe('formatGraphQLError', () => {
       max: 10,
       retryable: true,
     });
+  });
+
+  it('a secret in a message or a detail is redacted every time, however many messages came before', () => {
+    const pat = 'ghp_' + 'A1b2'.repeat(9);
+    const leak = (i: number) =>
+      format(
+        new GraphQLError('bad', {
+          path: ['propose'],
+          originalError: badInput(`token ${pat} refused (${i})`, { [pat]: `v ${pat}` }),
+        }),
+      );
+    // The same message twice (remembered), then after more distinct ones than are remembered.
+    const seen = [leak(0), leak(0), ...Array.from({ length: 1500 }, (_, i) => leak(i + 1)), leak(0)];
+    for (const f of seen) {
+      expect(JSON.stringify(f)).not.toContain(pat);
+      expect(f.message).toContain('[secret:');
+    }
   });
 });
