@@ -13,7 +13,7 @@
 //  own work then counts in the server's event loop (in the overload rule's utilisation too).
 import { randomUUID } from 'node:crypto';
 import { cpus, tmpdir } from 'node:os';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { load } from '../../src/config/index.ts';
 import { connectAdapters, createEmbedder } from '../../src/compose.ts';
@@ -23,6 +23,7 @@ import { silentLogger } from '../../src/ports/logger.ts';
 import { freePort, spawnServe, waitReady } from '../support/processes.ts';
 import { cpuShare } from './cpu-share.ts';
 import { benchRebuild } from './rebuild-phase.ts';
+import { unboundedBudgetsPolicy } from './support.ts';
 
 const suffix = randomUUID().slice(0, 8);
 const stateDir = mkdtempSync(join(tmpdir(), 'muninn-bench-'));
@@ -34,12 +35,7 @@ const SPLIT = process.env['BENCH_PROJECTOR'] === 'process';
 // spent. The bench measures the machine, so its policy is the default with budgets that never bind
 // (BENCH_BUDGETS=default keeps the default policy: the figures then show the budgets at work).
 const DEFAULT_BUDGETS = process.env['BENCH_BUDGETS'] === 'default';
-const policyFile = join(stateDir, 'bench-policy.json');
-const unbounded = { perMinute: 1e9, burst: 1e9 };
-writeFileSync(
-  policyFile,
-  JSON.stringify({ budgets: { perWriterPerNamespace: unbounded, perNamespace: unbounded } }),
-);
+const policyFile = unboundedBudgetsPolicy(stateDir);
 const shared = {
   ...(DEFAULT_BUDGETS ? {} : { MUNINN_POLICY_FILE: policyFile }),
   MUNINN_ENV: 'test',

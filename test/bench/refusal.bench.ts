@@ -7,7 +7,7 @@
 // Kafka's CPU in the propose phases is theirs.
 // Why it matters (issue #11): at twice the sustainable rate an overloaded process refuses hundreds of
 // writes a second on the event loop that also serves the admitted ones and the projection.
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,18 +15,14 @@ import { load } from '../../src/config/index.ts';
 import { ensureDevKeys, signDevToken } from '../../src/adapters/auth/dev-keys.ts';
 import { freePort, spawnServe, waitReady } from '../support/processes.ts';
 import { cpuShare } from './cpu-share.ts';
+import { unboundedBudgetsPolicy } from './support.ts';
 
 const REQUESTS = Number(process.env['BENCH_REQUESTS'] ?? 4000);
 const CALLERS = Number(process.env['BENCH_CALLERS'] ?? 16);
 const suffix = randomUUID().slice(0, 8);
 const stateDir = mkdtempSync(join(tmpdir(), 'muninn-refusal-'));
 // Budgets that never bind: every refusal is the overload guard's, none a write budget's.
-const policyFile = join(stateDir, 'policy.json');
-const unbounded = { perMinute: 1e9, burst: 1e9 };
-writeFileSync(
-  policyFile,
-  JSON.stringify({ budgets: { perWriterPerNamespace: unbounded, perNamespace: unbounded } }),
-);
+const policyFile = unboundedBudgetsPolicy(stateDir);
 const env = {
   MUNINN_ENV: 'test',
   MUNINN_STATE_DIR: stateDir,

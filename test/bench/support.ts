@@ -7,6 +7,20 @@ import { ensureDevKeys } from '../../src/adapters/auth/dev-keys.ts';
 import { parseLocomo, type LocomoSet } from '../../src/ingest/locomo.ts';
 
 /**
+ * A policy file in `dir` whose write budgets never bind, for benchmarks that measure the machine rather
+ * than the default budgets (per writer and namespace: 10 writes/s, burst 200). Returns its path.
+ */
+export function unboundedBudgetsPolicy(dir: string): string {
+  const file = join(dir, 'bench-policy.json');
+  const unbounded = { perMinute: 1e9, burst: 1e9 };
+  writeFileSync(
+    file,
+    JSON.stringify({ budgets: { perWriterPerNamespace: unbounded, perNamespace: unbounded } }),
+  );
+  return file;
+}
+
+/**
  * A benchmark's config: the servers from the environment, its own topic, group and state dir (dev keys),
  * and an admission policy whose budgets fit a bulk import.
  */
