@@ -86,19 +86,20 @@ export function formatGraphQLError(logger: Logger) {
 }
 
 /**
- * `redactSecrets` of the strings errors repeat most (extension keys, codes, the overload guard's
- * messages), remembered: it is a pure function of the string, and each call runs every secret rule
- * (~8 µs even on "code"), ~78 µs an error for a refusal's dozen strings, refused by the hundred a second
- * under overload. Bounded: emptied when it reaches REDACTED_MAX strings.
+ * `redactSecrets`, remembering the strings it found clean (extension keys, codes, the overload guard's
+ * messages: what errors repeat most). Why: each call runs every secret rule (~8 µs even on "code"), ~78 µs
+ * an error for a refusal's dozen strings, refused by the hundred a second under overload. Only clean
+ * strings are kept, so no secret outlives its error here; a string holding one is redacted afresh each
+ * time. Bounded: emptied when it reaches CLEAN_MAX strings.
  */
-const REDACTED_MAX = 1024;
-const redactedMemo = new Map<string, string>();
+const CLEAN_MAX = 1024;
+const cleanStrings = new Set<string>();
 function redacted(s: string): string {
-  let out = redactedMemo.get(s);
-  if (out === undefined) {
-    out = redactSecrets(s);
-    if (redactedMemo.size >= REDACTED_MAX) redactedMemo.clear();
-    redactedMemo.set(s, out);
+  if (cleanStrings.has(s)) return s;
+  const out = redactSecrets(s);
+  if (out === s) {
+    if (cleanStrings.size >= CLEAN_MAX) cleanStrings.clear();
+    cleanStrings.add(s);
   }
   return out;
 }

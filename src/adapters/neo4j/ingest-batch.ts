@@ -203,10 +203,13 @@ async function relateByVector(
  * Relate over the vectors held in process: each query's ranking of the request's records, checked by
  * Neo4j a window at a time (relatable, visible, of the query's model) until k are found or the ranking
  * ends. The cosine is the one the ranking computed (32-bit, within ~1e-6 of Neo4j's): Neo4j receives the
- * window's ids and their scores, never the query vector, and reads no embedding. Why: sending a 384-d
- * vector per query and scoring the window in Cypher was ~13 % of Neo4j's CPU under the write bench (a
- * JFR profile: decoding the stored arrays, then the cosine) plus the driver's packing of the vector in
- * the API. The first window's statement also answers the subject queries (relateRows); a subject
+ * window's ids and their scores, never the query vector, and reads no embedding. Why: scoring the
+ * window in Cypher made Neo4j decode each record's stored 384-number array (a JFR profile of the write
+ * bench). The first window is 2k ids: Neo4j's work grows with the ids (an index seek and the filter's
+ * properties each), and most nearest records are relatable and visible; where they are not, the next
+ * window is eight times larger. Together: the statement's mean execution by Neo4j's clock 2.6–3.0 →
+ * 1.5–1.75 ms (bench:ledger, hashing, three alternated pairs; the scores alone, at 32 ids: 2.1–2.2).
+ * The first window's statement also answers the subject queries (relateRows); a subject
  * match's row has no score, so it never counts toward a ranking's k.
  */
 async function heldByVector(
@@ -254,12 +257,6 @@ async function heldByVector(
 }
 
 /**
- * The first window is twice k: Neo4j's work for a window grows with its ids (an index seek and the
- * filter's properties each), and most of a request's nearest records are relatable and visible, so 2k
- * finds the k in one statement; where it does not, the next window is eight times larger. Measured on
- * 2,000 held records, two queries a call, k = 8: Neo4j CPU a call 1.0–1.4 ms with 16 ids against
- * 1.3–2.0 with the 32 taken before (three alternated pairs).
- *
  * One window of each held ranking (`$held`): its ids that are relatable and visible, in ranking order,
  * each with the score the ranking gave it. A record's model is set and cleared with its embedding
  * (projection-store.ts), so `embeddingModel = q.modelId` also says it still has one.
