@@ -123,6 +123,26 @@ describe('the vector arm ranks from vectors held in process as the Cypher scan d
     expect(pub!.map((c) => c.id)).toEqual(['p00', 'p01', 'p02', 'p03', 'p04']);
   });
 
+  it('relate lookups under several scopes asked together (one statement) each find what the Cypher scan finds alone', async () => {
+    const asks: Array<[ReadScope, string]> = [
+      [everyone, 'acme'],
+      [publicOnly, 'acme'],
+      [publicOnly, 'acme/ops'],
+      [everyone, 'acme/ops'],
+      [publicOnly, 'acme/eng'],
+    ];
+    const relate = (g: Neo4jGraphStore, [scope, ns]: [ReadScope, string]) =>
+      g.lookups.relateCandidatesMany(scope, ns, [{ subject: 'p03', vector: query, modelId: MODEL }], 5);
+    const together = await Promise.all(asks.map((a) => relate(held, a)));
+    for (const [i, a] of asks.entries()) {
+      const [alone] = await relate(scan, a);
+      const byId = (xs: readonly Candidate[]) => [...xs].sort((p, q) => p.id.localeCompare(q.id));
+      expectSameCandidates(byId(together[i]![0]!), byId(alone!));
+    }
+    expect(together[2]![0]).toEqual([]); // no public record under acme/ops
+    expect(together[3]![0]!.map((x) => x.id)).toEqual(['s00', 's01', 's02', 's03', 's04']);
+  });
+
   it('subject matches answered in the same statement as the held ranking keep the cosine their vector match found', async () => {
     // p02 is among the 5 nearest and matches by subject; p07 matches by subject only (no cosine).
     const queries = ['p02', 'p07', 'nobody'].map((subject) => ({ subject, vector: query, modelId: MODEL }));

@@ -4,8 +4,9 @@ import { recordedRoles } from './roles.ts';
 
 /**
  * Relate lookups asked for in the same event-loop turn (coalesce.ts): those under one scope, namespace
- * and k go as one statement of all their queries, and each caller gets the answers of its own queries;
- * a lookup under another scope never shares a statement (its parameters are its own scope's).
+ * and k go as one statement of all their queries, and each caller gets the answers of its own queries.
+ * Over vectors held in process, lookups under other scopes share the statement too, each scope as its
+ * own row of `$groups`; otherwise a lookup under another scope has a statement of its own.
  */
 const scope = (tenant: string): ReadScope => ({
   tenant,
@@ -59,6 +60,40 @@ describe('relate lookups of one turn', () => {
       ['t1', 'acme/eng'],
       ['t2', 'acme'],
     ]);
+  });
+
+  it('over vectors held in process, under two tenants: one statement, each scope its own row', async () => {
+    const r = recordedRoles({
+      'recall.size': [{ c: 3 }],
+      'recall.vectorStamps': [
+        { i: 0, ns: 'acme', epoch: 'e1', seq: 1 },
+        { i: 1, ns: 'acme', epoch: 'e2', seq: 1 },
+      ],
+      'recall.vectorLoad': [
+        { tenant: 't1', ns: 'acme', id: 'a1', model: 'm1', vector: [0.1, 0.2] },
+        { tenant: 't2', ns: 'acme', id: 'b1', model: 'm1', vector: [0.2, 0.1] },
+      ],
+      'relate.bySubjectAndHeldTogether': [
+        { g: 0, ...row(0, 'a0') },
+        { g: 0, ...row(0, 'a1'), score: 0.9 },
+        { g: 1, ...row(0, 'b1'), score: 0.8 },
+      ],
+    });
+    const v = (subject: string) => ({ subject, vector: [0.1, 0.2], modelId: 'm1' });
+    const [a, b] = await Promise.all([
+      r.lookups.relateCandidatesMany(scope('t1'), 'acme', [v('Alpha')], 5),
+      r.lookups.relateCandidatesMany(scope('t2'), 'acme', [v('Beta')], 5),
+    ]);
+    const sent = r.db.sent.filter((s) => s.op.startsWith('relate.'));
+    expect(sent.map((s) => s.op)).toEqual(['relate.bySubjectAndHeldTogether']);
+    const groups = sent[0]!.params['groups'] as Array<Record<string, unknown>>;
+    // Each group: its own tenant's scope and subject, and a ranking of its own tenant's vectors only.
+    expect(groups).toMatchObject([
+      { g: 0, tenant: 't1', ns: 'acme', qs: [{ i: 0, subjectKey: 'alpha' }], held: [{ i: 0, ids: ['a1'] }] },
+      { g: 1, tenant: 't2', ns: 'acme', qs: [{ i: 0, subjectKey: 'beta' }], held: [{ i: 0, ids: ['b1'] }] },
+    ]);
+    expect(a.map((cs) => cs.map((c) => c.id))).toEqual([['a0', 'a1']]);
+    expect(b.map((cs) => cs.map((c) => [c.id, c.cosine]))).toEqual([[['b1', expect.closeTo(0.6, 9)]]]);
   });
 
   it("a failing lookup fails its own scope's callers only", async () => {

@@ -26,6 +26,9 @@ const scopeParams = {
 /** The record predicate (on the bound record) and the entity predicate (visible through a readable record). */
 const RECORD_SCOPE = `.tenant = $tenant
   AND any(g IN $grants WHERE (g.root IS NULL OR`;
+/** The record predicate under a row's scope, where one statement serves several (relate-held.ts). */
+const RECORD_SCOPE_ROW = `.tenant = s.tenant
+  AND any(g IN s.grants WHERE (g.root IS NULL OR`;
 const ENTITY_SCOPE = `.tenant = $tenant
   AND (any(g IN $grants WHERE g.root IS NULL AND size(g.labels) = $allLabels)
        OR EXISTS { MATCH (`;
@@ -133,6 +136,15 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
     }
     if (PROBES.includes(s.op)) {
       expect(s.cypher, s.op).toMatch(/\.tenant = \$tenant AND .*\.namespace/);
+      continue;
+    }
+    if (s.params['groups'] !== undefined) {
+      // Lookups of several requests as one statement: each row of $groups carries its own scope.
+      expect(s.cypher, s.op).toContain(RECORD_SCOPE_ROW);
+      expect(s.cypher, s.op).not.toContain('$tenant');
+      const groups = s.params['groups'] as object[];
+      expect(groups.length, s.op).toBeGreaterThan(0);
+      for (const g of groups) expect(g, s.op).toMatchObject(scopeParams);
       continue;
     }
     expect(s.cypher, s.op).toContain(predicate === 'record' ? RECORD_SCOPE : ENTITY_SCOPE);

@@ -13,10 +13,12 @@ export const END_OF_TIME = '9999-12-31T23:59:59.999Z';
 
 /**
  * The Cypher fragment that enforces a ReadScope on a Record bound to `v`: the tenant, then at least one
- * grant whose subtree holds the record and whose label ceiling covers it. Parameters: $tenant, $grants.
+ * grant whose subtree holds the record and whose label ceiling covers it. Parameters: $tenant, $grants —
+ * or, with `p` a row's name and a dot (`s.`), that row's tenant and grants, where one statement serves
+ * several scopes (each row built by scopeParams, like a statement's own parameters).
  */
-export const scopeWhere = (v: string) => `${v}.tenant = $tenant
-  AND any(g IN $grants WHERE (g.root IS NULL OR ${v}.namespace = g.root OR ${v}.namespace STARTS WITH g.root + '/')
+export const scopeWhere = (v: string, p = '$') => `${v}.tenant = ${p}tenant
+  AND any(g IN ${p}grants WHERE (g.root IS NULL OR ${v}.namespace = g.root OR ${v}.namespace STARTS WITH g.root + '/')
                          AND ${v}.sensitivity IN g.labels)`;
 export const SCOPE_WHERE = scopeWhere('n');
 
@@ -52,8 +54,13 @@ export const namespaceKey = (tenant: string, namespace: string): string => `${te
 
 /** The request's namespace subtree ($ns and below), on the record `n`. */
 export const IN_SUBTREE = `(n.namespace = $ns OR n.namespace STARTS WITH $ns + '/')`;
-/** The request's namespaces that overlap $ns: its ancestors ($chain, itself included) and its subtree. */
-export const IN_CHAIN_OR_SUBTREE = `(n.namespace IN $chain OR n.namespace STARTS WITH $ns + '/')`;
+/**
+ * The request's namespaces that overlap $ns: its ancestors ($chain, itself included) and its subtree (or
+ * a row's `ns` and `chain`, as scopeWhere takes `p`).
+ */
+export const inChainOrSubtree = (p = '$') =>
+  `(n.namespace IN ${p}chain OR n.namespace STARTS WITH ${p}ns + '/')`;
+export const IN_CHAIN_OR_SUBTREE = inChainOrSubtree();
 
 /** The parameters of a recall arm: the scope's, the request's namespaces, classes and both time axes. */
 export function armParams(q: ArmQuery) {
