@@ -77,6 +77,27 @@ describe('vector shards rank by cosine as the Cypher scan orders its scores', ()
     for (const n of [0, 1, 5, 8, 13, 49, 50, 80]) expect(r.top(n)).toEqual(all.slice(0, n));
   });
 
+  it('a ranking keeps its ids and scores when its shard changes after it was made (a load while relate waits)', () => {
+    for (const n of [3, DENSE_FROM + 2]) {
+      const rows: Array<[string, string, number[]]> = Array.from({ length: n }, (_, i) => [
+        `r${String(i).padStart(3, '0')}`,
+        'm',
+        [1, i / n],
+      ]);
+      const s = shard(rows);
+      const r = new Ranking([s], 'm', [1, 0]);
+      const before = r.topScored(3);
+      // The best record leaves (the last takes its slot), another comes in nearer than all of them.
+      s.apply([
+        { id: 'r000', model: null, vector: null },
+        { id: 'new', model: 'm', vector: [1, 0] },
+      ]);
+      expect(r.topScored(3)).toEqual(before);
+      expect(before.map((x) => x.id)).toEqual(['r000', 'r001', 'r002']);
+      expect(rank([s], 'm', [1, 0]).slice(0, 2)).toEqual(['new', 'r001']);
+    }
+  });
+
   it('the windows checked against Neo4j start at `first` ids and grow eightfold, each after the last', () => {
     const seen: Array<[number, number]> = [];
     for (const { from, to } of windows(20)) {
