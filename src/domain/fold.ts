@@ -469,7 +469,11 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
   const version = g.current.version + 1;
   const restated = p.statement !== null && !sameStatement(p.statement, g.current.statement);
   // An approval covers the text the reviewers read: new text is no longer approved (nor partly approved).
-  const base: RecordState = restated ? { ...g.record, approvals: [], approvedAt: null } : g.record;
+  // New text carries the vector the revise computed for it (null where the embedder gave none): relate and
+  // the vector arm compare what the record says now, never the words it replaced.
+  const base: RecordState = restated
+    ? { ...g.record, approvals: [], approvedAt: null, embedding: p.embedding }
+    : g.record;
   const rc = reclassify({
     current: { ...g.record, status: g.current.status },
     change: p,

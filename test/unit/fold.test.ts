@@ -254,6 +254,42 @@ describe('revise', () => {
     expect(before.revisions[0]!.retiredAt).toBeNull();
   });
 
+  it('with new text → the record carries the new text’s embedding; the same text again keeps the one it has', () => {
+    const ids = idSource();
+    const old = { modelId: 'm', vector: [1, 0] };
+    const proposed = proposeOne(ctxAt(0, ids));
+    const p = given({ ...proposed, payload: { ...proposed.payload, embedding: old } });
+    const id = proposed.payload.recordId;
+    const withVector = (e: LedgerEvent, vector: number[]): LedgerEvent =>
+      ({ ...e, payload: { ...e.payload, embedding: { modelId: 'm', vector } } }) as LedgerEvent;
+    const same = revise(ctxAt(1, ids), {
+      id,
+      expectedVersion: 1,
+      statement: statement('postgres'),
+      idempotencyKey: 'k-rev-same',
+    });
+
+    expect(when(p, withVector(same, [0, 1])).record!.embedding).toEqual(old);
+
+    const restated = revise(ctxAt(2, ids), {
+      id,
+      expectedVersion: 2,
+      statement: statement('mysql'),
+      idempotencyKey: 'k-rev-new',
+    });
+    expect(when(p, withVector(restated, [0.6, 0.8])).record!.embedding).toEqual({
+      modelId: 'm',
+      vector: [0.6, 0.8],
+    });
+    const unembedded = revise(ctxAt(3, ids), {
+      id,
+      expectedVersion: 3,
+      statement: statement('sqlite'),
+      idempotencyKey: 'k-rev-none',
+    });
+    expect(when(p, unembedded).record!.embedding).toBeNull();
+  });
+
   it('with a stale version → CONFLICT receipt carrying the current version, and no record change', () => {
     const ids = idSource();
     const proposed = proposeOne(ctxAt(0, ids));
