@@ -172,6 +172,29 @@ describe('the vector arm ranks from vectors held in process as the Cypher scan d
     expect(await held.arms.vectorArm(q, query, MODEL)).toEqual(await scan.arms.vectorArm(q, query, MODEL));
   });
 
+  it('after the shard was loaded, a record revised with new text ranks by its new vector; one written again at its version keeps its place', async () => {
+    const q = () => arm(publicOnly, 'acme/eng', 3); // one ArmQuery per recall: its stamps are read once
+    expect(await held.arms.vectorArm(q(), query, MODEL)).toEqual(['p00', 'p01', 'p02']);
+    const t1 = '2026-02-01T00:00:00.000Z';
+    const p05 = rec('p05', 0.2 + 0.01 * 5);
+    const v1 = p05.revisions[0]!;
+    await project([
+      {
+        ...p05,
+        revisions: [
+          { ...v1, retiredAt: t1 },
+          { ...v1, version: 2, recordedAt: t1, eventId: 'ev-p05-2' },
+        ],
+        embedding: { modelId: MODEL, vector: at(0.05) },
+      },
+      { ...rec('p00', 0.2), reinforcements: 1 },
+    ]);
+    expect(await held.arms.vectorArm(q(), query, MODEL)).toEqual(['p05', 'p00', 'p01']);
+    expect(await held.arms.vectorArm(q(), query, MODEL)).toEqual(
+      await scan.arms.vectorArm(q(), query, MODEL),
+    );
+  });
+
   it('a graph wiped and projected again (a new epoch) is loaded afresh, not merged with what was held', async () => {
     await db.write('contract.wipe', 'MATCH (n {tenant: $t}) DETACH DELETE n', { t: tenant });
     await project([rec('w1', 0.5), rec('w2', 0.4)]);

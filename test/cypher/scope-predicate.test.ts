@@ -90,8 +90,8 @@ async function sentBy(
 /**
  * The arms' size probe only counts the request's records to choose a strategy (an exact scan or an
  * index) and never returns a record: it is bounded by tenant and namespace, not by grants. So are the
- * vector arm's stamp read and vector load: they fill the process's shards, and no id reaches a caller
- * but through `recall.vectorVisible`, which carries the scope predicate.
+ * vector arm's stamp read, vector load and vector fetch: they fill the process's shards, and no id
+ * reaches a caller but through `recall.vectorVisible`, which carries the scope predicate.
  */
 const SIZE_PROBE = 'recall.size';
 /**
@@ -105,6 +105,7 @@ const PROBES = [
   SIZE_PROBE,
   'recall.vectorStamps',
   'recall.vectorLoad',
+  'recall.vectorFetch',
   'recall.graphOrder',
   'recall.scopeOrder',
 ];
@@ -127,6 +128,12 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
       expect(s.cypher).toMatch(/n\.tenant = l\.tenant AND n\.namespace = l\.ns/);
       for (const l of s.params['loads'] as Array<{ tenant: string }>)
         expect(l.tenant).toBe(scopeParams.tenant);
+      continue;
+    }
+    if (s.op === 'recall.vectorFetch') {
+      // The vectors of records a load found changed, each by its tenant and namespace (scope-vectors.ts).
+      expect(s.cypher).toMatch(/\(n:Record \{tenant: x\.tenant, id: x\.id\}\) WHERE n\.namespace = x\.ns/);
+      for (const x of s.params['ids'] as Array<{ tenant: string }>) expect(x.tenant).toBe(scopeParams.tenant);
       continue;
     }
     if (s.op === ANCHOR_PROBE) {

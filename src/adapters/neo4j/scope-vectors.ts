@@ -1,3 +1,4 @@
+import type { Record as Neo4jRecord } from 'neo4j-driver';
 import { namespaceChain } from '../../domain/model.ts';
 import type { ArmQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
@@ -174,38 +175,76 @@ export class ScopeVectors {
   private asked: Array<() => readonly StaleShard[]> = [];
   private next: Promise<void> | null = null;
 
+  /**
+   * Brings each stale shard up to its stamp. A namespace not held is read whole, vectors included. One
+   * held is asked what changed since its number: ids, models and versions only, and then the vectors of
+   * the records it does not hold at that version and model (new ones, new text, another model) in a
+   * second statement. Why: most records written again keep their vector (a reinforcement), and reading
+   * a 384-number array made this the costliest statement per write in Neo4j after relate (bench:ledger,
+   * 2.9 ms each by Neo4j's clock) and its rows a good part of the driver's decoding here.
+   */
   private async load(stale: readonly StaleShard[]): Promise<void> {
     if (stale.length === 0) return;
-    const since = (s: StaleShard) => {
-      const held = this.byKey.get(s.key);
-      return held && held.epoch === s.epoch ? held.seq : -1;
+    const held = (s: StaleShard) => {
+      const shard = this.byKey.get(s.key);
+      return shard && shard.epoch === s.epoch ? shard : undefined;
     };
-    const loads = stale.map((s) => ({ tenant: s.tenant, ns: s.ns, since: since(s) }));
+    const loads = stale.map((s) => ({ tenant: s.tenant, ns: s.ns, since: held(s)?.seq ?? -1 }));
     const res = await this.db.read(
       'recall.vectorLoad',
       `UNWIND $loads AS l
        MATCH (n:Record) USING INDEX n:Record(tenant, namespace, stamp)
        WHERE n.tenant = l.tenant AND n.namespace = l.ns AND n.stamp > l.since
-       RETURN l.tenant AS tenant, l.ns AS ns, n.id AS id, n.embeddingModel AS model, n.embedding AS vector`,
+       RETURN l.tenant AS tenant, l.ns AS ns, n.id AS id, n.embeddingModel AS model, n.version AS version,
+         CASE WHEN l.since < 0 THEN n.embedding END AS vector`,
       { loads },
     );
     const rows = new Map<string, VectorRow[]>();
+    const add = (key: string, row: VectorRow) => rows.set(key, [...(rows.get(key) ?? []), row]);
+    const fetch: Array<{ tenant: string; ns: string; id: string }> = [];
+    const heldBy = new Map(stale.map((s) => [s.key, held(s)]));
     for (const r of res.records) {
-      const key = namespaceKey(String(r.get('tenant')), String(r.get('ns')));
-      const list = rows.get(key) ?? [];
-      list.push({ id: String(r.get('id')), model: r.get('model'), vector: r.get('vector') });
-      rows.set(key, list);
+      const [tenant, ns, row] = [String(r.get('tenant')), String(r.get('ns')), vectorRow(r)];
+      const key = namespaceKey(tenant, ns);
+      if (row.model === null || row.vector !== null) add(key, row);
+      else if (!heldBy.get(key)?.holds(row.id, row.model, row.version!))
+        fetch.push({ tenant, ns, id: row.id });
     }
+    for (const [key, list] of await this.vectorsOf(fetch)) list.forEach((row) => add(key, row));
     for (const s of stale) {
-      const held = this.byKey.get(s.key);
-      const shard = held && held.epoch === s.epoch ? held : new Shard(s.epoch, -1);
-      this.held -= held?.size ?? 0;
+      const before = this.byKey.get(s.key);
+      const shard = heldBy.get(s.key) ?? new Shard(s.epoch, -1);
+      this.held -= before?.size ?? 0;
       shard.apply(rows.get(s.key) ?? []);
       // The stamp read before the load: anything committed since is loaded again next time (idempotent).
       shard.seq = Math.max(shard.seq, s.seq);
       this.byKey.set(s.key, shard);
       this.held += shard.size;
     }
+  }
+
+  /**
+   * The vectors of records a load found changed, by namespace key. A record no longer in that namespace
+   * (moved or gone since) answers with no vector, so the shard lets it go.
+   */
+  private async vectorsOf(
+    ids: ReadonlyArray<{ tenant: string; ns: string; id: string }>,
+  ): Promise<Map<string, VectorRow[]>> {
+    const out = new Map<string, VectorRow[]>();
+    if (ids.length === 0) return out;
+    const res = await this.db.read(
+      'recall.vectorFetch',
+      `UNWIND $ids AS x
+       OPTIONAL MATCH (n:Record {tenant: x.tenant, id: x.id}) WHERE n.namespace = x.ns
+       RETURN x.tenant AS tenant, x.ns AS ns, x.id AS id, n.embeddingModel AS model, n.version AS version,
+         n.embedding AS vector`,
+      { ids },
+    );
+    for (const r of res.records) {
+      const key = namespaceKey(String(r.get('tenant')), String(r.get('ns')));
+      out.set(key, [...(out.get(key) ?? []), vectorRow(r)]);
+    }
+    return out;
   }
 
   private touch(key: string): void {
@@ -241,4 +280,15 @@ export class ScopeVectors {
       this.drop(key);
     }
   }
+}
+
+/** A load's or a fetch's row: a record's model, version and (where read) vector. */
+function vectorRow(r: Neo4jRecord): VectorRow {
+  const version = r.get('version') as number | null;
+  return {
+    id: String(r.get('id')),
+    model: r.get('model') as string | null,
+    vector: r.get('vector') as number[] | null,
+    ...(version === null || version === undefined ? {} : { version: Number(version) }),
+  };
 }

@@ -11,11 +11,16 @@ import { DenseRows, denseSupported } from './dense-rows.ts';
  * another's, so filtering the ranked ids afterwards keeps exactly the order the visible records have.
  */
 
-/** One record's vector as the graph holds it (embedding null: it has none, or no longer). */
+/**
+ * One record's vector as the graph holds it (embedding null: it has none, or no longer), with the record's
+ * version: a record's embedding changes only with a new version (new text) or with its model, so a row
+ * seen again at the version and model held needs no vector (ScopeVectors.load).
+ */
 export interface VectorRow {
   readonly id: string;
   readonly model: string | null;
   readonly vector: readonly number[] | null;
+  readonly version?: number;
 }
 
 /**
@@ -50,6 +55,7 @@ export function* windows(first: number): Generator<{ from: number; to: number }>
 export class Shard {
   private readonly byModel = new Map<string, Entries>();
   private readonly modelOf = new Map<string, string>();
+  private readonly versionOf = new Map<string, number | undefined>();
 
   constructor(
     readonly epoch: string,
@@ -58,6 +64,11 @@ export class Shard {
 
   get size(): number {
     return this.modelOf.size;
+  }
+
+  /** Whether the shard holds record `id`'s vector of `model` as it was at `version`. */
+  holds(id: string, model: string, version: number): boolean {
+    return this.modelOf.get(id) === model && this.versionOf.get(id) === version;
   }
 
   /** Replace each row's vector (a row without one removes the record). */
@@ -76,6 +87,7 @@ export class Shard {
       if (e.dense) e.dense.push(v);
       else e.vectors.push(v);
       this.modelOf.set(r.id, r.model);
+      this.versionOf.set(r.id, r.version);
       if (!e.dense && denseSupported && e.ids.length >= DENSE_FROM) {
         e.dense = new DenseRows(dims);
         for (const x of e.vectors) e.dense.push(x);
@@ -88,6 +100,7 @@ export class Shard {
     const model = this.modelOf.get(id);
     if (model === undefined) return;
     this.modelOf.delete(id);
+    this.versionOf.delete(id);
     const e = this.byModel.get(model)!;
     const i = e.at.get(id)!;
     const last = e.ids.length - 1;
