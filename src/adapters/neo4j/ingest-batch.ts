@@ -69,45 +69,34 @@ export async function relateTogether(
     }
   };
   const fail = (group: Group, e: unknown) => group.members.forEach((i) => (out[i] = { failed: e }));
-  const planned: Array<{ group: Group; plan: Plan }> = [];
-  await Promise.all(
-    groupsOf(calls).map((group) =>
-      plan(deps, group).then(
-        (p) => void planned.push({ group, plan: p }),
-        (e: unknown) => fail(group, e),
-      ),
-    ),
+  // Planned in the calls' order (a request that fails here fails alone).
+  const groups = groupsOf(calls);
+  const plans = await Promise.all(
+    groups.map((group) => plan(deps, group).catch((e: unknown) => void fail(group, e))),
   );
+  const planned = groups.flatMap((group, i) => (plans[i] ? [{ group, plan: plans[i] }] : []));
+  // The held lookups by k (LIMIT takes no variable, so one statement serves one k), then the rest.
   const heldByK = new Map<number, Array<{ group: Group; held: HeldLookup }>>();
-  const apart: Array<{ group: Group; plan: Plan }> = [];
-  for (const x of planned) {
-    if (!x.plan.held) apart.push(x);
-    else
-      heldByK.set(x.group.call.k, [
-        ...(heldByK.get(x.group.call.k) ?? []),
-        { group: x.group, held: x.plan.held },
-      ]);
+  for (const { group, plan: p } of planned) {
+    if (p.held) heldByK.set(group.call.k, [...(heldByK.get(group.call.k) ?? []), { group, held: p.held }]);
   }
   await Promise.all([
-    ...[...heldByK].map(async ([k, list]) => {
-      try {
-        const rows = await heldTogether(
-          deps.db,
-          list.map((x) => x.held),
-          k,
-        );
-        list.forEach((x, g) => answer(x.group, rows[g]!));
-      } catch (e) {
-        list.forEach((x) => fail(x.group, e));
-      }
-    }),
-    ...apart.map(async ({ group, plan: p }) => {
-      try {
-        answer(group, await rowsApart(deps, p));
-      } catch (e) {
-        fail(group, e);
-      }
-    }),
+    ...[...heldByK].map(([k, list]) =>
+      heldTogether(
+        deps.db,
+        list.map((x) => x.held),
+        k,
+      )
+        .then((rows) => list.forEach((x, g) => answer(x.group, rows[g]!)))
+        .catch((e: unknown) => list.forEach((x) => fail(x.group, e))),
+    ),
+    ...planned
+      .filter(({ plan: p }) => !p.held)
+      .map(({ group, plan: p }) =>
+        rowsApart(deps, p)
+          .then((rows) => answer(group, rows))
+          .catch((e: unknown) => fail(group, e)),
+      ),
   ]);
   return out;
 }
