@@ -20,24 +20,29 @@ const COLUMNS = `q.i AS i, n.id AS id, n.namespace AS namespace, n.sensitivity A
 export const RELATE_RETURN = `RETURN ${COLUMNS}`;
 const GROUP_RETURN = `RETURN s.g AS g, ${COLUMNS}`;
 
-/** Each subject query's latest relatable records with that subject (`$qs`); their score is null. */
-export const BY_SUBJECT = `UNWIND $qs AS q
-     CALL (q) {
-       MATCH (n:Record {tenant: $tenant, subjectKey: q.subjectKey}) WHERE ${relateWhere()}
+/**
+ * Each subject query's latest relatable records with that subject; their score is null. `rows` binds
+ * `q` (and `s`, the scope's row, where `p` is 's.').
+ */
+const bySubject = (rows: string, vars: string, p: string, ret: string) => `${rows}
+     CALL (${vars}) {
+       MATCH (n:Record {tenant: ${p}tenant, subjectKey: q.subjectKey}) WHERE ${relateWhere(p)}
        WITH n ORDER BY n.createdAt DESC LIMIT toInteger($k)
        RETURN n, null AS score
      }
-     ${RELATE_RETURN}`;
+     ${ret}`;
 
-/** BY_SUBJECT for each group of `$groups` (its `qs`), under that group's scope. */
-export const GROUPS_BY_SUBJECT = `UNWIND $groups AS s
-     UNWIND s.qs AS q
-     CALL (s, q) {
-       MATCH (n:Record {tenant: s.tenant, subjectKey: q.subjectKey}) WHERE ${relateWhere('s.')}
-       WITH n ORDER BY n.createdAt DESC LIMIT toInteger($k)
-       RETURN n, null AS score
-     }
-     ${GROUP_RETURN}`;
+/** The subject queries of one request (`$qs`), under the statement's scope. */
+export const BY_SUBJECT = bySubject('UNWIND $qs AS q', 'q', '$', RELATE_RETURN);
+
+/** The subject queries of each group of `$groups` (its `qs`), under that group's scope. */
+export const GROUPS_BY_SUBJECT = bySubject(
+  `UNWIND $groups AS s
+     UNWIND s.qs AS q`,
+  's, q',
+  's.',
+  GROUP_RETURN,
+);
 
 /**
  * One window of each held ranking of each group (`s.held`): its ids that are relatable and visible under
