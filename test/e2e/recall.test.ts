@@ -235,6 +235,44 @@ describe('recall', () => {
     expect(await at('2000-01-01T00:00:00Z', 'settlement ledger Oracle')).toEqual([]);
   });
 
+  it("a record revised with new text is found by the new text's meaning (its vector follows its text)", async () => {
+    const where = 'acme/revectors';
+    const put2 = async (text: string, subject: string) => {
+      const r = await app.gql<{ propose: { recordId: string } }>(token, PROPOSE, {
+        input: proposal({ namespace: where, statement: { subject, predicate: 'is', object: 'noted', text } }),
+      });
+      expect(r.errors).toBeUndefined();
+      return r.data!.propose.recordId;
+    };
+    const a = await put2('The nightly backup job copies the ledger to cold storage.', 'backup job');
+    const b = await put2('Kubernetes nodes are drained before every cluster upgrade.', 'cluster upgrades');
+    const query = 'Kubernetes pods restart when memory pressure rises';
+    const vectorRanks = async () =>
+      new Map(
+        (await recall({ namespace: where, query, recipe: 'vector', limit: 10 })).items.map((i) => [
+          i.record.id,
+          i.why.arms.find((x) => x.arm === 'vector')?.rank,
+        ]),
+      );
+    expect((await vectorRanks()).get(b)).toBe(1); // the backup note says nothing of Kubernetes
+    const rev = await app.gql(token, REVISE, {
+      input: {
+        id: a,
+        expectedVersion: 1,
+        statement: {
+          subject: 'pod restarts',
+          predicate: 'is',
+          object: 'noted',
+          text: 'Kubernetes pods restart when memory pressure rises on a node.',
+        },
+        purpose: 'correction',
+        idempotencyKey: `rev-vec-${a}`,
+      },
+    });
+    expect(rev.errors).toBeUndefined();
+    expect((await vectorRanks()).get(a)).toBe(1);
+  });
+
   it('inherits standing context from ancestor namespaces through the scope arm', async () => {
     const p = await recall({ query: 'How should I configure the payments database?', limit: 20 });
     const rule = p.items.find((i) => i.record.id === ids['orgRule']);
