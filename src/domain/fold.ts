@@ -19,7 +19,7 @@ import type { RelateType, TargetKind } from './relations.ts';
 import { findingRaised, findingResolved, type FindingState } from './finding-fold.ts';
 import type { GrantRole } from './stewardship-model.ts';
 import { flaggedForReview, keptAfterReview, rolledBack, taintAll, taintedAtBirth } from './rollback-fold.ts';
-import { appendRevision, currentRevision } from './revisions.ts';
+import { appendRevision, currentRevision, sameStatement } from './revisions.ts';
 
 /**
  * The projection's fold: `evolve(view, event)` is pure and deterministic. It reads only the event and
@@ -503,9 +503,6 @@ function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effect {
   const outcome = rc.review ? 'QUEUED' : 'REVISED';
   return { record, receipt: receiptOf(e, outcome, p.recordId, version, rc.review?.reason ?? rc.summary) };
 }
-
-const sameStatement = (a: Statement, b: Statement): boolean =>
-  a.subject === b.subject && a.predicate === b.predicate && a.object === b.object && a.text === b.text;
 
 function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect {
   const g = guard(view, e);

@@ -1,4 +1,5 @@
 import type { RecordState, RevisionState } from './fold.ts';
+import type { Statement } from './model.ts';
 
 /** Revision bookkeeping shared by the fold and its parts (rollback-fold.ts): pure, no clock. */
 
@@ -15,3 +16,7 @@ export function appendRevision(
   );
   return { ...record, revisions: [...revisions, { ...next, recordedAt: at, retiredAt: null }] };
 }
+
+/** Whether two statements say the same (a new revision with the same words is not new text). */
+export const sameStatement = (a: Statement, b: Statement): boolean =>
+  a.subject === b.subject && a.predicate === b.predicate && a.object === b.object && a.text === b.text;

@@ -2,7 +2,7 @@ import type { Compensation, EventOf, TaintMark } from './events.ts';
 import { partiesOf } from './review.ts';
 import type { Effect, ProjectionView, RecordState } from './fold.ts';
 import { receiptOf } from './receipts.ts';
-import { appendRevision, currentRevision } from './revisions.ts';
+import { appendRevision, currentRevision, sameStatement } from './revisions.ts';
 
 /**
  * The fold of a `RolledBack` event. The plan (rollback-plan.ts) was computed by the write side and is
@@ -54,8 +54,11 @@ function compensate(
   const t = c.target;
   // A reverted reclassification or move is undone with it: the record takes `from`'s class, label, namespace.
   const classified = t.classification ? { ...r, ...t.classification } : r;
+  // Restored words leave the vector of the words they replace behind (a revise re-embeds; the plan carries
+  // no vector): the record has none until it is revised, so nothing matches it by a meaning it lost.
+  const embedding = sameStatement(t.statement, cur.statement) ? r.embedding : null;
   const record = appendRevision(
-    { ...classified, approvals: t.approvals, approvedAt: t.approvedAt },
+    { ...classified, approvals: t.approvals, approvedAt: t.approvedAt, embedding },
     e.recordedAt,
     {
       version: cur.version + 1,

@@ -232,6 +232,25 @@ describe('the fold of RolledBack', () => {
     expect(r.revisions.map((v) => v.classification)).toEqual([before, after, before]);
   });
 
+  it('restored words drop the vector of the words they replace; a revert that keeps the words keeps it', () => {
+    const vector = { modelId: 'm', vector: [1, 0] };
+    const revised = rec('r', [rev(1, { eventId: 'e0' }), rev(2, { eventId: 'e1' })], { embedding: vector });
+    const created = rec('c', [rev(1, { eventId: 'e1' })], { embedding: vector });
+    const undo = decideRollback(
+      ctx,
+      { reason: 'why', idempotencyKey: 'k3', eventId: 'e1' },
+      { ...plan, compensations: planCompensations([revised, created], new Set(['e1']), 'why'), taints: [] },
+    );
+    const s = new MemoryState({ records: [revised, created] });
+    s.apply(undo);
+    const r = s.record('acme', 'r')!;
+    expect(currentRevisionOf(r).statement.text).toBe('text v1');
+    expect(r.embedding).toBeNull();
+    const c = s.record('acme', 'c')!;
+    expect(currentRevisionOf(c).status).toBe('REVERTED');
+    expect(c.embedding).toEqual(vector);
+  });
+
   it('a record that moved on since the plan is sent to review instead', () => {
     const moved = rec('a', [rev(1, { eventId: 'e1' }), rev(2, { eventId: 'e2' })]);
     const s = new MemoryState({ records: [moved, d] });
