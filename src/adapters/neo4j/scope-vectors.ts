@@ -200,7 +200,11 @@ export class ScopeVectors {
       { loads },
     );
     const rows = new Map<string, VectorRow[]>();
-    const add = (key: string, row: VectorRow) => rows.set(key, [...(rows.get(key) ?? []), row]);
+    const add = (key: string, row: VectorRow) => {
+      const list = rows.get(key);
+      if (list) list.push(row);
+      else rows.set(key, [row]);
+    };
     const fetch: Array<{ tenant: string; ns: string; id: string }> = [];
     const heldBy = new Map(stale.map((s) => [s.key, held(s)]));
     for (const r of res.records) {
@@ -242,7 +246,9 @@ export class ScopeVectors {
     );
     for (const r of res.records) {
       const key = namespaceKey(String(r.get('tenant')), String(r.get('ns')));
-      out.set(key, [...(out.get(key) ?? []), vectorRow(r)]);
+      const list = out.get(key);
+      if (list) list.push(vectorRow(r));
+      else out.set(key, [vectorRow(r)]);
     }
     return out;
   }
