@@ -448,11 +448,13 @@ export const upcasters: Partial<Record<EventType, Record<number, (e: Raw) => Raw
 /**
  * What may sit on the wire: the envelope and its payload, plus, for an event that carries personal data,
  * `sealed`: the personal fields, encrypted. Its `payload` then holds the markers of sealing.ts in their
- * place; opening merges the decrypted fields back (lifecycle/sealing.ts).
+ * place; opening merges the decrypted fields back (lifecycle/sealing.ts). An event about several items
+ * (a rollback) carries `sealedParts` instead, one per item, each under that item's key.
  */
 export const WireEvent = Envelope.extend({
   payload: z.unknown(),
   sealed: SealedPayload.optional(),
+  sealedParts: z.array(SealedPayload).max(10_000).optional(),
 });
 export type WireEvent = z.infer<typeof WireEvent>;
 
@@ -479,7 +481,7 @@ export function parseWire(
 export function decodeEvent(bytes: Uint8Array | string): DecodeResult {
   const p = parseWire(bytes);
   if (!p.ok) return p;
-  if (p.wire.sealed) {
+  if (p.wire.sealed || p.wire.sealedParts) {
     return { ok: false, reason: 'sealed payload: no key store bound', retryableAfterUpgrade: true };
   }
   return decodeRaw(p.raw);
@@ -502,6 +504,7 @@ export function decodeRaw(raw: Raw): DecodeResult {
   }
   let cur: Raw = { ...raw };
   delete cur['sealed'];
+  delete cur['sealedParts'];
   for (let v = version; v < known; v++) {
     const up = upcasters[type as EventType]?.[v];
     if (!up) return { ok: false, reason: `no upcaster for ${type} v${v}`, retryableAfterUpgrade: false };

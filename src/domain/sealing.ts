@@ -110,6 +110,56 @@ function episodeStored(e: EventOf<'EpisodeStored'>): Split {
   };
 }
 
+/** One sealed part of an event that concerns several items, and the key of its item. */
+export interface Part {
+  readonly keyId: string;
+  readonly secret: Raw;
+}
+
+/**
+ * The personal parts of an event that concerns several items, each sealed under its own item's key; null
+ * for events about one item (`split`). A rollback is one: each compensation restores a record's earlier
+ * words, which belong to that record and must go when its key goes, as its own events' words do. The
+ * part names its compensation by index; everything the fold decides on stays in clear, so a replay whose
+ * key is gone restores the marker, which the `Erased` tombstone writes anyway.
+ */
+export function splitParts(e: LedgerEvent): { clear: Raw; parts: Part[] } | null {
+  if (e.type !== 'RolledBack') return null;
+  const parts: Part[] = [];
+  const compensations = e.payload.compensations.map((c, i) => {
+    if (!c.target) return c;
+    const keyId = keyIdOf(e.tenant, 'record', c.recordId);
+    parts.push({ keyId, secret: { compensation: i, statement: c.target.statement } });
+    return { ...c, target: { ...c.target, statement: ERASED_STATEMENT } };
+  });
+  return parts.length ? { clear: { ...e.payload, compensations }, parts } : null;
+}
+
+/** The key ids a clear payload's parts must carry, in order: one per compensation that restores words. */
+export function partKeys(tenant: string, clear: Raw): string[] {
+  const list = clear['compensations'];
+  if (!Array.isArray(list)) return [];
+  return (list as Array<{ recordId?: unknown; target?: unknown }>).flatMap((c) =>
+    c.target && typeof c.recordId === 'string' ? [keyIdOf(tenant, 'record', c.recordId)] : [],
+  );
+}
+
+/**
+ * A clear payload with one opened part put back (the inverse of `splitParts`), or null when the part does
+ * not belong where it says: its compensation is not there, restores nothing, or is not its key's record.
+ */
+export function mergePart(tenant: string, clear: Raw, part: Part): Raw | null {
+  const i = part.secret['compensation'];
+  const list = clear['compensations'];
+  if (typeof i !== 'number' || !Array.isArray(list)) return null;
+  const c = list[i] as { recordId?: unknown; target?: Raw | null } | undefined;
+  if (!c?.target || typeof c.recordId !== 'string') return null;
+  if (keyIdOf(tenant, 'record', c.recordId) !== part.keyId) return null;
+  const compensations = [...list];
+  compensations[i] = { ...c, target: { ...c.target, statement: part.secret['statement'] } };
+  return { ...clear, compensations };
+}
+
 /** The clear payload with its opened personal fields put back (the inverse of `split`). */
 export function merge(clear: Raw, secret: Raw): Raw {
   const { relationReason, ...rest } = secret;

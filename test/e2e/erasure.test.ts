@@ -7,7 +7,7 @@ import { createLogger } from '../../src/adapters/logger.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { scanFiles } from '../support/byte-scan.ts';
 import { graphSearch } from '../support/leak-check.ts';
-import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
+import { freshTenant, PROPOSE, proposal, REVISE, startApp, type TestApp } from '../support/harness.ts';
 
 /*
  * Issue #13, must show: one subject's personal data in several namespaces (records and an episode), then
@@ -19,7 +19,13 @@ import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../suppo
  */
 const nonce = randomBytes(4).toString('hex');
 const NAME = `Ingrid Quillfeather${nonce}`;
-const PLAIN = [`Quillfeather${nonce}`, `Birchwood${nonce}`, `Fjordbank${nonce}`, `Tromsoclinic${nonce}`];
+const PLAIN = [
+  `Quillfeather${nonce}`,
+  `Birchwood${nonce}`,
+  `Fjordbank${nonce}`,
+  `Tromsoclinic${nonce}`,
+  `Larchgrove${nonce}`,
+];
 const OTHER = `Bartholomew Nkemelu${nonce}`;
 const OTHER_PLAIN = `Lindenhaus${nonce}`;
 const topic = `muninn.test.erasure.${nonce}`;
@@ -35,6 +41,7 @@ const PLACE = `mutation P($input: PlaceHoldInput!) { placeHold(input: $input) { 
 const RELEASE = `mutation R($input: ReleaseHoldInput!) { releaseHold(input: $input) { holdId outcome } }`;
 const HOLDS = `{ holds { id target namespace reason releasedAt } }`;
 const INGEST = `mutation I($input: EpisodeInput!) { ingestEpisode(input: $input) { outcome recordId } }`;
+const ROLLBACK = `mutation B($input: RollbackInput!) { rollback(input: $input) { outcome restored } }`;
 
 let app: TestApp;
 const logs: string[] = [];
@@ -92,6 +99,10 @@ beforeAll(async () => {
       NAME,
     ),
   );
+  await reviseAndRollBack(
+    herIds[0]!,
+    s(`home Larchgrove${nonce} Lane`, `${NAME} lives on Larchgrove${nonce} Lane.`),
+  );
   herIds.push(
     await propose(
       s(`account Fjordbank${nonce}`, `${NAME} is paid into Fjordbank${nonce}.`),
@@ -127,6 +138,23 @@ beforeAll(async () => {
     OTHER,
   );
 }, 300_000);
+
+/**
+ * A revise of her record, then a rollback of that revise: the rollback's event carries the words it
+ * restores, so it must be sealed under her record's key like every other event about that record.
+ */
+async function reviseAndRollBack(id: string, statement: Record<string, string>): Promise<void> {
+  const rev = await app.gql<{ revise: { outcome: string; eventIds: string[] } }>(writer, REVISE, {
+    input: { id, expectedVersion: 1, statement, purpose: 'test', idempotencyKey: randomUUID() },
+  });
+  expect(rev.errors).toBeUndefined();
+  const reviewer = await app.token({ tenant, sub: 'hr-lead', scopes: ['read', 'review'] });
+  const back = await app.gql<{ rollback: { outcome: string; restored: string[] } }>(reviewer, ROLLBACK, {
+    input: { eventId: rev.data!.revise.eventIds[0], reason: 'wrong address', idempotencyKey: randomUUID() },
+  });
+  expect(back.errors).toBeUndefined();
+  expect(back.data!.rollback.restored).toEqual([id]);
+}
 
 afterAll(async () => {
   await app?.stop();

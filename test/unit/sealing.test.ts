@@ -67,7 +67,7 @@ function history(): LedgerEvent[] {
       embedding: { modelId: 'm', vector: [0.1, 0.2, 0.3] },
     },
   });
-  return [
+  const events = [
     {
       ...env('EpisodeStored', 'k-ep', 1),
       payload: {
@@ -109,6 +109,36 @@ function history(): LedgerEvent[] {
       payload: { recordId: other, expectedVersion: 1, reason: `${SECRET} asked us to` },
     },
   ].map((e) => LedgerEvent.parse(e));
+  return [...events, rollback(events, [rec, 'Bergen', 'RESTORE'], [other, 'Oslo', 'REVERT'])];
+}
+
+/** A rollback restoring each record's words (`object`): every compensation carries one record's text. */
+function rollback(events: readonly LedgerEvent[], ...plan: Array<[string, string, 'RESTORE' | 'REVERT']>) {
+  const state = fold(events).changes();
+  const compensations = plan.map(([recordId, object, action]) => ({
+    recordId,
+    expectedVersion: state.records.find((r) => r.id === recordId)!.revisions.at(-1)!.version,
+    action,
+    target: {
+      statement: stmt(object),
+      status: action === 'REVERT' ? 'REVERTED' : 'ACTIVE',
+      validFrom: '2025-01-01T00:00:00.000Z',
+      validTo: null,
+      approvals: [],
+      approvedAt: null,
+    },
+    reason: `${action.toLowerCase()}d by rollback: wrong move`,
+  }));
+  return LedgerEvent.parse({
+    ...env('RolledBack', 'k-rollback', 7),
+    payload: {
+      rollbackId: id(),
+      target: { kind: 'CHANGESET', changesetId: 'cs-1' },
+      reason: 'wrong move',
+      compensations,
+      taints: [],
+    },
+  });
 }
 
 function tombstones(events: readonly LedgerEvent[]): LedgerEvent[] {
@@ -134,7 +164,7 @@ const fold = (events: readonly LedgerEvent[]) => {
 
 const keysIn = (events: readonly LedgerEvent[]) =>
   events.flatMap((e) =>
-    e.type === 'Erased'
+    e.type === 'Erased' || e.type === 'RolledBack'
       ? []
       : [
           keyIdOf(
@@ -199,6 +229,34 @@ describe('sealing the ledger', () => {
     const rec = live.changes().records[0]!;
     expect(rec.revisions.at(-1)).toMatchObject({ status: 'ERASED' });
     expect(rec.revisions.every((v) => v.statement.text === ERASED_MARK)).toBe(true);
+  });
+
+  it("a rollback seals each record's restored words under that record's key: erasing one leaves the other", async () => {
+    const keys = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const events = history();
+    const rolled = events.at(-1)!;
+    const [wire] = await sealEvents([rolled], keys);
+    const parts = (JSON.parse(wire!) as { sealedParts: Array<{ keyId: string }> }).sealedParts;
+    const [rec, other] =
+      rolled.type === 'RolledBack' ? rolled.payload.compensations.map((c) => c.recordId) : [];
+    expect(parts.map((p) => p.keyId)).toEqual([
+      keyIdOf(TENANT, 'record', rec!),
+      keyIdOf(TENANT, 'record', other!),
+    ]);
+    await keys.destroy([keyIdOf(TENANT, 'record', rec!)]);
+    const opened = await openEvent(wire!, keys);
+    if (!opened.ok || opened.event.type !== 'RolledBack') throw new Error('does not open');
+    const [gone, kept] = opened.event.payload.compensations.map((c) => c.target!.statement.text);
+    expect(gone).toBe(ERASED_MARK);
+    expect(kept).toBe(`${SECRET} lives in Oslo.`);
+  });
+
+  it('a rollback part moved onto another compensation does not open', async () => {
+    const keys = new FileKeyStore(mkdtempSync(join(tmpdir(), 'keys-')));
+    const [wire] = await sealEvents(history().slice(-1), keys);
+    const w = JSON.parse(wire!) as { sealedParts: unknown[] };
+    const swapped = JSON.stringify({ ...w, sealedParts: [w.sealedParts[1], w.sealedParts[1]] });
+    expect(await openEvent(swapped, keys)).toMatchObject({ ok: false });
   });
 
   it('a destroyed key is never re-created: nothing new can be sealed for an erased item', async () => {
