@@ -98,11 +98,13 @@ async function propose(): Promise<{ position: string; sentAt: number }> {
         input: {
           namespace: 'bench/load',
           class: 'FACT',
+          // New to the graph in every run (the run's id in each), so the loop measures admissions: with
+          // the same statements in every run, the runs after the first measured only reinforcements.
           statement: {
-            subject: `s${i}`,
+            subject: `s${i} of ${suffix}`,
             predicate: 'is',
             object: `o${i}`,
-            text: `Bench statement number ${i}.`,
+            text: `Bench statement number ${i} of run ${suffix}.`,
           },
           purpose: 'bench',
           idempotencyKey: `b-${suffix}-${i}`,
@@ -329,6 +331,20 @@ async function drain(): Promise<number> {
     await new Promise((r) => setTimeout(r, 50));
   }
   return performance.now() - t0;
+}
+
+console.log(`  outcomes of the warm-up's and the loop's writes: ${await outcomes()}`);
+
+/** This run's receipts by outcome, once the projection has caught up: what the loop measured. */
+async function outcomes(): Promise<string> {
+  await drain();
+  const res = await graph.db.read(
+    'bench.outcomes',
+    `UNWIND $tenants AS t MATCH (r:Receipt {tenant: t}) WHERE r.idempotencyKey CONTAINS $run
+     RETURN r.outcome AS outcome, count(*) AS n ORDER BY n DESC`,
+    { tenants, run: `b-${suffix}-` },
+  );
+  return res.records.map((r) => `${String(r.get('n'))} ${String(r.get('outcome'))}`).join(', ');
 }
 
 for (const rate of rates) {
