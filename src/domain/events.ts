@@ -358,6 +358,11 @@ export const Compensation = z.object({
         })
         .nullable()
         .default(null),
+      /**
+       * The restored words' vector, computed by the rollback command as revise computes a new text's
+       * (null when the words stay, or the embedder gave none): the record is found by the meaning it has.
+       */
+      embedding: EmbeddingCache.nullable().default(null),
     })
     .nullable(),
   reason: z.string().min(1).max(2000),

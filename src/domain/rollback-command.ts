@@ -1,6 +1,13 @@
 import { z } from 'zod';
 import { commandHash, envelope, type DecideContext } from './commands.ts';
-import type { Compensation, LedgerEvent, RollbackTarget, TaintMark } from './events.ts';
+import { badInput } from './errors.ts';
+import {
+  encodeEvent,
+  type Compensation,
+  type LedgerEvent,
+  type RollbackTarget,
+  type TaintMark,
+} from './events.ts';
 import { Instant, NamespacePath } from './model.ts';
 
 /**
@@ -49,7 +56,25 @@ export interface RollbackPlan {
   readonly taints: readonly TaintMark[];
 }
 
+/**
+ * The event's bytes before sealing, at most: sealing turns the restored words and vectors into base64 (a
+ * third more), and a Kafka message is at most 1 MiB. A restored text's vector takes ~8 KB of it.
+ */
+export const MAX_ROLLBACK_BYTES = 700_000;
+
+/** The RolledBack event of a plan; BAD_USER_INPUT when it would not fit one ledger message. */
 export function decideRollback(ctx: DecideContext, cmd: RollbackCommand, plan: RollbackPlan): LedgerEvent {
+  const event = rolledBackOf(ctx, cmd, plan);
+  const bytes = Buffer.byteLength(encodeEvent(event));
+  if (bytes > MAX_ROLLBACK_BYTES)
+    throw badInput(
+      `the rollback would be a ${bytes}-byte event (at most ${MAX_ROLLBACK_BYTES}): roll back a smaller ` +
+        'changeset or a narrower namespace',
+    );
+  return event;
+}
+
+function rolledBackOf(ctx: DecideContext, cmd: RollbackCommand, plan: RollbackPlan): LedgerEvent {
   return {
     ...envelope(
       ctx,

@@ -54,9 +54,10 @@ function compensate(
   const t = c.target;
   // A reverted reclassification or move is undone with it: the record takes `from`'s class, label, namespace.
   const classified = t.classification ? { ...r, ...t.classification } : r;
-  // Restored words leave the vector of the words they replace behind (a revise re-embeds; the plan carries
-  // no vector): the record has none until it is revised, so nothing matches it by a meaning it lost.
-  const embedding = sameStatement(t.statement, cur.statement) ? r.embedding : null;
+  // Restored words take the vector the command computed for them (as a revise's new words do); without
+  // one (an event from before rollbacks re-embedded, or no embedder) the record has none until it is
+  // revised, so nothing matches it by a meaning it lost.
+  const embedding = sameStatement(t.statement, cur.statement) ? r.embedding : t.embedding;
   const record = appendRevision(
     { ...classified, approvals: t.approvals, approvedAt: t.approvedAt, embedding },
     e.recordedAt,

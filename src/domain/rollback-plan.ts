@@ -72,6 +72,7 @@ function planRecord(r: RecordState, reverted: ReadonlySet<string>, reason: strin
       approvals,
       approvedAt,
       classification: revert ? null : restoredClassification(r, from),
+      embedding: null,
     },
     reason: revert ? `reverted by rollback: ${reason}` : `restored v${from.version} by rollback: ${reason}`,
   };

@@ -119,7 +119,7 @@ export interface Part {
 /**
  * The personal parts of an event that concerns several items, each sealed under its own item's key; null
  * for events about one item (`split`). A rollback is one: each compensation restores a record's earlier
- * words, which belong to that record and must go when its key goes, as its own events' words do. The
+ * words (and their vector), which belong to that record and must go when its key goes, as its own events' words do. The
  * part names its compensation by index; everything the fold decides on stays in clear, so a replay whose
  * key is gone restores the marker, which the `Erased` tombstone writes anyway.
  */
@@ -129,8 +129,9 @@ export function splitParts(e: LedgerEvent): { clear: Raw; parts: Part[] } | null
   const compensations = e.payload.compensations.map((c, i) => {
     if (!c.target) return c;
     const keyId = keyIdOf(e.tenant, 'record', c.recordId);
-    parts.push({ keyId, secret: { compensation: i, statement: c.target.statement } });
-    return { ...c, target: { ...c.target, statement: ERASED_STATEMENT } };
+    const { statement, embedding } = c.target;
+    parts.push({ keyId, secret: { compensation: i, statement, embedding } });
+    return { ...c, target: { ...c.target, statement: ERASED_STATEMENT, embedding: null } };
   });
   return parts.length ? { clear: { ...e.payload, compensations }, parts } : null;
 }
@@ -156,7 +157,8 @@ export function mergePart(tenant: string, clear: Raw, part: Part): Raw | null {
   if (!c?.target || typeof c.recordId !== 'string') return null;
   if (keyIdOf(tenant, 'record', c.recordId) !== part.keyId) return null;
   const compensations = [...list];
-  compensations[i] = { ...c, target: { ...c.target, statement: part.secret['statement'] } };
+  const { statement, embedding = null } = part.secret;
+  compensations[i] = { ...c, target: { ...c.target, statement, embedding } };
   return { ...clear, compensations };
 }
 

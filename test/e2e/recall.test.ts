@@ -34,6 +34,7 @@ type Pack = {
 };
 
 let app: TestApp;
+const ROLLBACK = `mutation B($input: RollbackInput!) { rollback(input: $input) { restored } }`;
 let token: string;
 let other: string;
 const ids: Record<string, string> = {};
@@ -271,6 +272,60 @@ describe('recall', () => {
     });
     expect(rev.errors).toBeUndefined();
     expect((await vectorRanks()).get(a)).toBe(1);
+  });
+
+  it('a rollback that gives a record its earlier words back gives it their meaning back (vector arm)', async () => {
+    const where = 'acme/revectors-back';
+    const r = await app.gql<{ propose: { recordId: string } }>(token, PROPOSE, {
+      input: proposal({
+        namespace: where,
+        statement: {
+          subject: 'backup job',
+          predicate: 'is',
+          object: 'noted',
+          text: 'The nightly backup job copies the ledger to cold storage.',
+        },
+      }),
+    });
+    expect(r.errors).toBeUndefined();
+    const a = r.data!.propose.recordId;
+    const other = await app.gql(token, PROPOSE, {
+      input: proposal({
+        namespace: where,
+        statement: {
+          subject: 'cluster upgrades',
+          predicate: 'is',
+          object: 'noted',
+          text: 'Kubernetes nodes are drained before every cluster upgrade.',
+        },
+      }),
+    });
+    expect(other.errors).toBeUndefined();
+    const rev = await app.gql<{ revise: { eventIds: string[] } }>(token, REVISE, {
+      input: {
+        id: a,
+        expectedVersion: 1,
+        statement: {
+          subject: 'pod restarts',
+          predicate: 'is',
+          object: 'noted',
+          text: 'Kubernetes pods restart when memory pressure rises on a node.',
+        },
+        purpose: 'correction',
+        idempotencyKey: `rev-back-${a}`,
+      },
+    });
+    expect(rev.errors).toBeUndefined();
+    const reviewer = await app.token({ tenant, sub: 'rev-vectors', scopes: ['read', 'review'] });
+    const back = await app.gql<{ rollback: { restored: string[] } }>(reviewer, ROLLBACK, {
+      input: { eventId: rev.data!.revise.eventIds[0], reason: 'wrong record', idempotencyKey: `rb-${a}` },
+    });
+    expect(back.errors).toBeUndefined();
+    expect(back.data!.rollback.restored).toEqual([a]);
+    const query = 'backup copies of the ledger in cold storage every night';
+    const { items } = await recall({ namespace: where, query, recipe: 'vector', limit: 10 });
+    const item = items.find((i) => i.record.id === a);
+    expect(item?.why.arms.find((x) => x.arm === 'vector')?.rank).toBe(1);
   });
 
   it('inherits standing context from ancestor namespaces through the scope arm', async () => {

@@ -232,23 +232,62 @@ describe('the fold of RolledBack', () => {
     expect(r.revisions.map((v) => v.classification)).toEqual([before, after, before]);
   });
 
-  it('restored words drop the vector of the words they replace; a revert that keeps the words keeps it', () => {
+  it("restored words take the vector the event carries for them (none in an older event); a revert that keeps the words keeps the record's", () => {
     const vector = { modelId: 'm', vector: [1, 0] };
+    const restoredVector = { modelId: 'm', vector: [0, 1] };
     const revised = rec('r', [rev(1, { eventId: 'e0' }), rev(2, { eventId: 'e1' })], { embedding: vector });
     const created = rec('c', [rev(1, { eventId: 'e1' })], { embedding: vector });
-    const undo = decideRollback(
-      ctx,
-      { reason: 'why', idempotencyKey: 'k3', eventId: 'e1' },
-      { ...plan, compensations: planCompensations([revised, created], new Set(['e1']), 'why'), taints: [] },
+    const planned = planCompensations([revised, created], new Set(['e1']), 'why');
+    const embedded = planned.map((c) =>
+      c.recordId === 'r' && c.target ? { ...c, target: { ...c.target, embedding: restoredVector } } : c,
     );
+    const undo = (compensations: typeof planned) =>
+      decideRollback(
+        ctx,
+        { reason: 'why', idempotencyKey: 'k3', eventId: 'e1' },
+        { ...plan, compensations, taints: [] },
+      );
     const s = new MemoryState({ records: [revised, created] });
-    s.apply(undo);
+    s.apply(undo(embedded));
     const r = s.record('acme', 'r')!;
     expect(currentRevisionOf(r).statement.text).toBe('text v1');
-    expect(r.embedding).toBeNull();
+    expect(r.embedding).toEqual(restoredVector);
     const c = s.record('acme', 'c')!;
     expect(currentRevisionOf(c).status).toBe('REVERTED');
     expect(c.embedding).toEqual(vector);
+    // An event from before rollbacks re-embedded: the restored words have no vector, not the replaced one.
+    const older = new MemoryState({ records: [revised, created] });
+    older.apply(undo(planned));
+    expect(older.record('acme', 'r')!.embedding).toBeNull();
+  });
+
+  it('a rollback whose event would not fit one ledger message is refused (BAD_USER_INPUT)', () => {
+    const vector = Array.from({ length: 384 }, (_, i) => Math.sin(i + 0.5) / 7);
+    const restoring = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        recordId: `r${i}`,
+        expectedVersion: 2,
+        action: 'RESTORE' as const,
+        target: {
+          statement: { subject: 's', predicate: 'p', object: 'o', text: `text ${i}` },
+          status: 'ACTIVE' as const,
+          validFrom: '2026-01-01T00:00:00.000Z',
+          validTo: null,
+          approvals: [],
+          approvedAt: null,
+          classification: null,
+          embedding: { modelId: 'm', vector },
+        },
+        reason: 'restored v1 by rollback: why',
+      }));
+    const decide = (n: number) =>
+      decideRollback(
+        ctx,
+        { reason: 'why', idempotencyKey: 'k4', eventId: 'e1' },
+        { ...plan, compensations: restoring(n), taints: [] },
+      );
+    expect(decide(40).type).toBe('RolledBack');
+    expect(() => decide(200)).toThrow(expect.objectContaining({ code: 'BAD_USER_INPUT' }));
   });
 
   it('a record that moved on since the plan is sent to review instead', () => {

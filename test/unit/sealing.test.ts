@@ -126,6 +126,7 @@ function rollback(events: readonly LedgerEvent[], ...plan: Array<[string, string
       validTo: null,
       approvals: [],
       approvedAt: null,
+      embedding: action === 'RESTORE' ? { modelId: 'm', vector: [0.4, 0.5, 0.6] } : null,
     },
     reason: `${action.toLowerCase()}d by rollback: wrong move`,
   }));
@@ -236,7 +237,12 @@ describe('sealing the ledger', () => {
     const events = history();
     const rolled = events.at(-1)!;
     const [wire] = await sealEvents([rolled], keys);
-    const parts = (JSON.parse(wire!) as { sealedParts: Array<{ keyId: string }> }).sealedParts;
+    const sent = JSON.parse(wire!) as {
+      sealedParts: Array<{ keyId: string }>;
+      payload: { compensations: Array<{ target: { embedding: unknown } }> };
+    };
+    const parts = sent.sealedParts;
+    expect(sent.payload.compensations.map((c) => c.target.embedding)).toEqual([null, null]);
     const [rec, other] =
       rolled.type === 'RolledBack' ? rolled.payload.compensations.map((c) => c.recordId) : [];
     expect(parts.map((p) => p.keyId)).toEqual([
@@ -248,6 +254,7 @@ describe('sealing the ledger', () => {
     if (!opened.ok || opened.event.type !== 'RolledBack') throw new Error('does not open');
     const [gone, kept] = opened.event.payload.compensations.map((c) => c.target!.statement.text);
     expect(gone).toBe(ERASED_MARK);
+    expect(opened.event.payload.compensations[0]!.target!.embedding).toBeNull();
     expect(kept).toBe(`${SECRET} lives in Oslo.`);
   });
 

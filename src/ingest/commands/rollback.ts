@@ -3,6 +3,7 @@ import { commandHash, parseCommand, receiptKey } from '../../domain/commands.ts'
 import { badInput, forbidden, notFound } from '../../domain/errors.ts';
 import type { Compensation, RollbackTarget } from '../../domain/events.ts';
 import type { RecordState } from '../../domain/fold.ts';
+import { currentRevision, sameStatement } from '../../domain/revisions.ts';
 import { hasScope, type Principal } from '../../domain/principal.ts';
 import {
   commonNamespace,
@@ -12,7 +13,7 @@ import {
   type RollbackPlan,
 } from '../../domain/rollback-command.ts';
 import { EPISODE_NODE, planCompensations, planTaints } from '../../domain/rollback-plan.ts';
-import type { CommandDeps } from '../deps.ts';
+import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
 import { contextOf, priorReceipt, screenOf } from '../steps.ts';
 import type { WriteReceipt } from '../receipts.ts';
@@ -38,7 +39,7 @@ export interface RollbackReceipt extends WriteReceipt {
  * deletes nothing. Refusals (FORBIDDEN, NOT_FOUND) append nothing.
  */
 export async function rollback(
-  d: CommandDeps,
+  d: CommandDeps & Pick<WriteDeps, 'embedder'>,
   principal: Principal,
   input: unknown,
   wait: boolean,
@@ -68,7 +69,7 @@ export async function rollback(
 }
 
 async function planFor(
-  d: CommandDeps,
+  d: CommandDeps & Pick<WriteDeps, 'embedder'>,
   principal: Principal,
   target: RollbackTarget,
   reason: string,
@@ -97,7 +98,7 @@ async function planFor(
     target,
     namespace:
       target.kind === 'NAMESPACE' ? target.namespace : commonNamespace(touched.map((r) => r.namespace)),
-    compensations,
+    compensations: await withVectors(d, compensations, touched),
     taints,
   };
 }
@@ -126,3 +127,30 @@ const describe = (t: RollbackTarget): string =>
     : t.kind === 'CHANGESET'
       ? `changeset ${t.changesetId}`
       : `namespace ${t.namespace} since ${t.to}`;
+
+/**
+ * The vector of each text a compensation gives back in place of other words, in one model call, as a
+ * revise embeds its new words: the record is found by the meaning it has again, not the one it loses.
+ */
+async function withVectors(
+  d: Pick<WriteDeps, 'embedder'>,
+  compensations: readonly Compensation[],
+  records: readonly RecordState[],
+): Promise<Compensation[]> {
+  const now = new Map(records.map((r) => [r.id, currentRevision(r).statement]));
+  const changed = compensations.filter((c) => {
+    const was = now.get(c.recordId);
+    return c.target && was && !sameStatement(c.target.statement, was);
+  });
+  if (changed.length === 0) return [...compensations];
+  const vectors = await d.embedder.embed(changed.map((c) => c.target!.statement.text));
+  const byRecord = new Map(changed.map((c, i) => [c.recordId, vectors[i]]));
+  return compensations.map((c) => {
+    const v = byRecord.get(c.recordId);
+    if (!byRecord.has(c.recordId) || !c.target) return c;
+    return {
+      ...c,
+      target: { ...c.target, embedding: v ? { modelId: d.embedder.modelId, vector: [...v] } : null },
+    };
+  });
+}
