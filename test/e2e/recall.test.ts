@@ -45,6 +45,23 @@ async function put(name: string, o: Record<string, unknown>, t = token): Promise
   expect(r.errors, name).toBeUndefined();
   ids[name] = r.data!.propose.recordId;
 }
+/** Revises record `id` (at version 1) to a note on Kubernetes pods: the vector tests' new meaning. */
+const reviseToPods = (id: string, idempotencyKey: string) =>
+  app.gql<{ revise: { eventIds: string[] } }>(token, REVISE, {
+    input: {
+      id,
+      expectedVersion: 1,
+      statement: {
+        subject: 'pod restarts',
+        predicate: 'is',
+        object: 'noted',
+        text: 'Kubernetes pods restart when memory pressure rises on a node.',
+      },
+      purpose: 'correction',
+      idempotencyKey,
+    },
+  });
+
 const recall = async (input: Record<string, unknown>, t = token) => {
   const r = await app.gql<{ recall: Pack }>(t, RECALL, {
     input: { namespace: ns, purpose: 'code-change', ...input },
@@ -256,20 +273,7 @@ describe('recall', () => {
         ]),
       );
     expect((await vectorRanks()).get(b)).toBe(1); // the backup note says nothing of Kubernetes
-    const rev = await app.gql(token, REVISE, {
-      input: {
-        id: a,
-        expectedVersion: 1,
-        statement: {
-          subject: 'pod restarts',
-          predicate: 'is',
-          object: 'noted',
-          text: 'Kubernetes pods restart when memory pressure rises on a node.',
-        },
-        purpose: 'correction',
-        idempotencyKey: `rev-vec-${a}`,
-      },
-    });
+    const rev = await reviseToPods(a, `rev-vec-${a}`);
     expect(rev.errors).toBeUndefined();
     expect((await vectorRanks()).get(a)).toBe(1);
   });
@@ -301,20 +305,7 @@ describe('recall', () => {
       }),
     });
     expect(other.errors).toBeUndefined();
-    const rev = await app.gql<{ revise: { eventIds: string[] } }>(token, REVISE, {
-      input: {
-        id: a,
-        expectedVersion: 1,
-        statement: {
-          subject: 'pod restarts',
-          predicate: 'is',
-          object: 'noted',
-          text: 'Kubernetes pods restart when memory pressure rises on a node.',
-        },
-        purpose: 'correction',
-        idempotencyKey: `rev-back-${a}`,
-      },
-    });
+    const rev = await reviseToPods(a, `rev-back-${a}`);
     expect(rev.errors).toBeUndefined();
     const reviewer = await app.token({ tenant, sub: 'rev-vectors', scopes: ['read', 'review'] });
     const back = await app.gql<{ rollback: { restored: string[] } }>(reviewer, ROLLBACK, {
