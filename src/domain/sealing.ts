@@ -119,9 +119,9 @@ export interface Part {
 /**
  * The personal parts of an event that concerns several items, each sealed under its own item's key; null
  * for events about one item (`split`). A rollback is one: each compensation restores a record's earlier
- * words (and their vector), which belong to that record and must go when its key goes, as its own events' words do. The
- * part names its compensation by index; everything the fold decides on stays in clear, so a replay whose
- * key is gone restores the marker, which the `Erased` tombstone writes anyway.
+ * words (and their vector), which belong to that record and must go when its key goes, as its own
+ * events' words do. The part names its compensation by index; everything the fold decides on stays in
+ * clear, so a replay whose key is gone restores the marker, which the `Erased` tombstone writes anyway.
  */
 export function splitParts(e: LedgerEvent): { clear: Raw; parts: Part[] } | null {
   if (e.type !== 'RolledBack') return null;

@@ -146,8 +146,8 @@ async function withVectors(
   const vectors = await d.embedder.embed(changed.map((c) => c.target!.statement.text));
   const byRecord = new Map(changed.map((c, i) => [c.recordId, vectors[i]]));
   return compensations.map((c) => {
+    if (!c.target || !byRecord.has(c.recordId)) return c;
     const v = byRecord.get(c.recordId);
-    if (!byRecord.has(c.recordId) || !c.target) return c;
     return {
       ...c,
       target: { ...c.target, embedding: v ? { modelId: d.embedder.modelId, vector: [...v] } : null },
