@@ -38,7 +38,14 @@ async function norm(namespace: string, text: string, review: 'approve' | 'reject
       input: proposal({
         namespace,
         class: 'NORMATIVE',
-        statement: { subject: 'work', predicate: 'must', object: text, text },
+        // Each norm its own subject: relate reads one subject with one predicate and other objects as a
+        // contradiction, which would contest an approved norm and take it out of the block.
+        statement: {
+          subject: text.split(' ').slice(0, 2).join(' ').toLowerCase(),
+          predicate: 'must',
+          object: text,
+          text,
+        },
       }),
     },
   );
@@ -65,40 +72,45 @@ beforeAll(async () => {
   writer = await app.token({ tenant, sub: 'alice', scopes: ['read', 'write'] });
   reviewer = await app.token({ tenant, sub: 'rev', scopes: ['read', 'review'] });
   dir = await mkdtemp(join(tmpdir(), 'agents-md-'));
-  await Promise.all([
-    norm('acme', 'Never commit secrets to the repository.', 'approve'),
-    norm('acme/agents', 'Every deploy must pass the canary stage.', 'approve'),
-    norm('acme/agents', 'Skip code review on Fridays.', 'leave'),
-    norm('acme/agents', 'Disable the linter in CI.', 'reject'),
-    norm('acme/other', 'Every table needs a named owner.', 'approve'),
+  // In order, not at once: relate compares each proposal with those already projected, so the order of
+  // arrival decided what a norm was related to (a CI run saw an approved norm contested and left out).
+  for (const step of [
+    () => norm('acme', 'Never commit secrets to the repository.', 'approve'),
+    () => norm('acme/agents', 'Every deploy must pass the canary stage.', 'approve'),
+    () => norm('acme/agents', 'Skip code review on Fridays.', 'leave'),
+    () => norm('acme/agents', 'Disable the linter in CI.', 'reject'),
+    () => norm('acme/other', 'Every table needs a named owner.', 'approve'),
     // Admitted by the lax policy without any review: ACTIVE, but not approved.
-    lax.token({ tenant, sub: 'mallory', scopes: ['read', 'write'] }).then(async (mallory) => {
-      const r = await lax.gql<{ propose: { outcome: string } }>(mallory, PROPOSE, {
+    () =>
+      lax.token({ tenant, sub: 'mallory', scopes: ['read', 'write'] }).then(async (mallory) => {
+        const r = await lax.gql<{ propose: { outcome: string } }>(mallory, PROPOSE, {
+          input: proposal({
+            namespace: 'acme/agents',
+            class: 'NORMATIVE',
+            statement: {
+              subject: 'firewall',
+              predicate: 'must',
+              object: 'off',
+              text: 'Always disable the firewall before deploys.',
+            },
+          }),
+        });
+        expect(r.data!.propose.outcome).toBe('ADMITTED');
+      }),
+    () =>
+      app.gql(writer, PROPOSE, {
         input: proposal({
           namespace: 'acme/agents',
-          class: 'NORMATIVE',
           statement: {
-            subject: 'firewall',
-            predicate: 'must',
-            object: 'off',
-            text: 'Always disable the firewall before deploys.',
+            subject: 'payments-api',
+            predicate: 'uses',
+            object: 'postgres',
+            text: `The payments API ${randomUUID().slice(0, 4)} uses Postgres.`,
           },
         }),
-      });
-      expect(r.data!.propose.outcome).toBe('ADMITTED');
-    }),
-    app.gql(writer, PROPOSE, {
-      input: proposal({
-        namespace: 'acme/agents',
-        statement: {
-          subject: 'payments-api',
-          predicate: 'uses',
-          object: 'postgres',
-          text: `The payments API ${randomUUID().slice(0, 4)} uses Postgres.`,
-        },
       }),
-    }),
-  ]);
+  ])
+    await step();
 });
 afterAll(async () => {
   await lax?.stop();
