@@ -136,8 +136,9 @@ async function auditVerify(args: string[]): Promise<number> {
   const dir = values.dir ?? c.audit.dir;
   const results = await verifyAuditDir(dir, await auditKey(c));
   let bad = 0;
-  for (const { file, verdict } of results) {
-    if (verdict.ok) process.stdout.write(`ok    ${file}: ${verdict.entries} entries\n`);
+  for (const { file, verdict, inFlight } of results) {
+    const more = inFlight ? ' (and an append still being written, not verified)' : '';
+    if (verdict.ok) process.stdout.write(`ok    ${file}: ${verdict.entries} entries${more}\n`);
     else {
       bad++;
       process.stdout.write(`FAIL  ${file}: line ${verdict.line}: ${verdict.reason}\n`);

@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -47,5 +55,24 @@ describe('file audit log', () => {
     await log.append(facts(1));
     await log.close();
     expect(readFileSync(log.file, 'utf8').split('\n').filter(Boolean)).toHaveLength(1);
+  });
+
+  it('verify: a last line without its newline is an append in flight, not tampering; a broken line before it fails', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'audit-'));
+    const log = await FileAuditLog.open(dir, KEY);
+    for (let i = 0; i < 3; i++) await log.append(facts(i));
+    await log.close();
+    const whole = readFileSync(log.file, 'utf8');
+    const name = log.file.split('/').pop();
+    appendFileSync(log.file, '{"seq":4,"at":"2026-01-0');
+    expect(await verifyAuditDir(dir, KEY)).toEqual([
+      { file: name, verdict: expect.objectContaining({ ok: true, entries: 3 }), inFlight: true },
+    ]);
+    // The same broken line with entries after it: a torn write inside the trail is named.
+    const [a, b, c] = whole.split('\n');
+    writeFileSync(log.file, `${a}\n{"seq":2,"at":"2026-01-0\n${b}\n${c}\n`);
+    expect(await verifyAuditDir(dir, KEY)).toEqual([
+      { file: name, verdict: { ok: false, line: 2, reason: 'not JSON' } },
+    ]);
   });
 });

@@ -82,16 +82,22 @@ export class FileAuditLog implements AuditLog {
   }
 }
 
-/** Every audit file in `dir`, each verified on its own (oldest first). */
+/**
+ * Every audit file in `dir`, each verified on its own (oldest first). A file's last line without its
+ * newline is an append still being written by a running server (`inFlight`): its complete lines are
+ * verified and that one is not, rather than named as tampering. Anywhere else a broken line fails.
+ */
 export async function verifyAuditDir(
   dir: string,
   key: string,
-): Promise<Array<{ file: string; verdict: ChainVerdict }>> {
+): Promise<Array<{ file: string; verdict: ChainVerdict; inFlight?: true }>> {
   const files = (await readdir(dir)).filter((f) => /^audit-.*\.jsonl$/.test(f)).sort();
   return Promise.all(
-    files.map(async (f) => ({
-      file: f,
-      verdict: verifyChain(key, (await readFile(join(dir, f), 'utf8')).split('\n')),
-    })),
+    files.map(async (f) => {
+      const text = await readFile(join(dir, f), 'utf8');
+      const end = text.lastIndexOf('\n') + 1;
+      const verdict = verifyChain(key, text.slice(0, end).split('\n'));
+      return end < text.length ? { file: f, verdict, inFlight: true as const } : { file: f, verdict };
+    }),
   );
 }
