@@ -1,4 +1,5 @@
 import type { DecideContext } from '../domain/commands.ts';
+import type { EmbeddingCache } from '../domain/events.ts';
 import { notFound } from '../domain/errors.ts';
 import { principalKey, type Principal } from '../domain/principal.ts';
 import type { RecordView } from '../ports/graph.ts';
@@ -54,4 +55,19 @@ export async function visible(
   const current = await d.store.record(await d.policy.readScope(principal, undefined), id);
   if (!current) throw notFound(`no ${what} ${id}`);
   return current;
+}
+
+/**
+ * The vectors of texts a command carries in its event (a revise's new words, a rollback's restored ones):
+ * one model call, each as the event stores it, null where the embedder gave none.
+ */
+export async function embeddingsOf(
+  d: Pick<WriteDeps, 'embedder'>,
+  texts: readonly string[],
+): Promise<Array<EmbeddingCache | null>> {
+  const vectors = await d.embedder.embed(texts);
+  return texts.map((_, i) => {
+    const v = vectors[i];
+    return v ? { modelId: d.embedder.modelId, vector: [...v] } : null;
+  });
 }

@@ -200,11 +200,7 @@ export class ScopeVectors {
       { loads },
     );
     const rows = new Map<string, VectorRow[]>();
-    const add = (key: string, row: VectorRow) => {
-      const list = rows.get(key);
-      if (list) list.push(row);
-      else rows.set(key, [row]);
-    };
+    const add = (key: string, row: VectorRow) => pushTo(rows, key, row);
     const fetch: Array<{ tenant: string; ns: string; id: string }> = [];
     const heldBy = new Map(stale.map((s) => [s.key, held(s)]));
     for (const r of res.records) {
@@ -244,12 +240,8 @@ export class ScopeVectors {
          n.embedding AS vector`,
       { ids },
     );
-    for (const r of res.records) {
-      const key = namespaceKey(String(r.get('tenant')), String(r.get('ns')));
-      const list = out.get(key);
-      if (list) list.push(vectorRow(r));
-      else out.set(key, [vectorRow(r)]);
-    }
+    for (const r of res.records)
+      pushTo(out, namespaceKey(String(r.get('tenant')), String(r.get('ns'))), vectorRow(r));
     return out;
   }
 
@@ -297,4 +289,11 @@ function vectorRow(r: Neo4jRecord): VectorRow {
     vector: r.get('vector') as number[] | null,
     ...(version === null || version === undefined ? {} : { version: Number(version) }),
   };
+}
+
+/** Adds `row` to `key`'s list (a push: a whole-namespace load gathers up to 30,000 rows). */
+function pushTo(lists: Map<string, VectorRow[]>, key: string, row: VectorRow): void {
+  const list = lists.get(key);
+  if (list) list.push(row);
+  else lists.set(key, [row]);
 }

@@ -9,7 +9,7 @@ import { canonicalText } from '../normalize.ts';
 import { findingsOf, type Findings } from '../screen-command.ts';
 import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
-import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
+import { charge, contextOf, embeddingsOf, priorReceipt, screenOf, visible } from '../steps.ts';
 import { checkVersion, type WriteReceipt } from '../receipts.ts';
 
 /**
@@ -37,9 +37,9 @@ export async function revise(
   const event = decideRevise(contextOf(d, principal), cmd, current.namespace);
   if (cmd.statement && event.type === 'RecordRevised') {
     const statement = { ...cmd.statement, text: canonicalText(cmd.statement.text) };
-    const [vector] = await d.embedder.embed([statement.text]);
+    const [embedding] = await embeddingsOf(d, [statement.text]);
     event.payload.statement = statement;
-    event.payload.embedding = vector ? { modelId: d.embedder.modelId, vector: [...vector] } : null;
+    event.payload.embedding = embedding ?? null;
   }
   charge(d, principal, current.namespace, 1);
   return commit(d, principal, key, hash, [event], wait);

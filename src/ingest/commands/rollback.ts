@@ -15,7 +15,7 @@ import {
 import { EPISODE_NODE, planCompensations, planTaints } from '../../domain/rollback-plan.ts';
 import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
-import { contextOf, priorReceipt, screenOf } from '../steps.ts';
+import { contextOf, embeddingsOf, priorReceipt, screenOf } from '../steps.ts';
 import type { WriteReceipt } from '../receipts.ts';
 
 /** How far a taint walks (hops from the reverted record). */
@@ -143,14 +143,14 @@ async function withVectors(
     return c.target && was && !sameStatement(c.target.statement, was);
   });
   if (changed.length === 0) return [...compensations];
-  const vectors = await d.embedder.embed(changed.map((c) => c.target!.statement.text));
-  const byRecord = new Map(changed.map((c, i) => [c.recordId, vectors[i]]));
-  return compensations.map((c) => {
-    if (!c.target || !byRecord.has(c.recordId)) return c;
-    const v = byRecord.get(c.recordId);
-    return {
-      ...c,
-      target: { ...c.target, embedding: v ? { modelId: d.embedder.modelId, vector: [...v] } : null },
-    };
-  });
+  const embeddings = await embeddingsOf(
+    d,
+    changed.map((c) => c.target!.statement.text),
+  );
+  const byRecord = new Map(changed.map((c, i) => [c.recordId, embeddings[i] ?? null]));
+  return compensations.map((c) =>
+    c.target && byRecord.has(c.recordId)
+      ? { ...c, target: { ...c.target, embedding: byRecord.get(c.recordId)! } }
+      : c,
+  );
 }
