@@ -138,6 +138,11 @@ export interface ProjectionWrite {
 }
 
 /** One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. */
+/**
+ * One projection transaction. Each method sends its statements when it is called, before its promise
+ * settles, and the database runs them in the order sent: a caller may send several and await them
+ * together (one round trip instead of several), as `applyBatch` does.
+ */
 export interface ProjectionTx {
   /** Locks the partition's checkpoint row for this transaction and returns its offset (-1 if none). */
   lockCheckpoint(topic: string, partition: number): Promise<bigint>;

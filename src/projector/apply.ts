@@ -148,17 +148,27 @@ async function foldInto(
   decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
   lastOffset: bigint,
 ): Promise<{ applied: number; skipped: number }> {
-  const cp = await tx.lockCheckpoint(topic, partition);
+  // Each round trip of a batch waits its turn on a busy event loop and a busy database (~12 ms each
+  // under the bench's load, seven of them a batch): so the statements go out together where their order
+  // alone is what they need. The lock is sent first and the loads right behind it, so the reads run
+  // under the lock; the events it proves applied already were loaded for nothing, and nothing of theirs
+  // is written (the fold writes only what it changed).
+  const [cp, loaded] = await Promise.all([
+    tx.lockCheckpoint(topic, partition),
+    decoded.length > 0 ? loadWithTargets(tx, keysOf(decoded.map((d) => d.event)), written) : null,
+  ]);
   const todo = decoded.filter((d) => d.offset > cp);
   const skipped = decoded.length - todo.length;
-  if (todo.length > 0) {
-    const state = new MemoryState(await loadWithTargets(tx, keysOf(todo.map((d) => d.event)), written));
+  const sent: Array<Promise<void>> = [];
+  if (todo.length > 0 && loaded) {
+    const state = new MemoryState(loaded);
     for (const { event } of todo) state.apply(event);
     const changes = state.changes();
     written?.note(changes);
-    await tx.write(changes);
+    sent.push(tx.write(changes));
   }
-  if (lastOffset > cp) await tx.setCheckpoint(topic, partition, lastOffset);
+  if (lastOffset > cp) sent.push(tx.setCheckpoint(topic, partition, lastOffset));
+  await Promise.all(sent);
   return { applied: todo.length, skipped };
 }
 

@@ -115,18 +115,26 @@ class Neo4jProjectionTx implements ProjectionTx {
     };
   }
 
-  async write(w: ProjectionWrite): Promise<void> {
+  /**
+   * Sends every statement of the write before awaiting any (see ProjectionTx): they run in the order sent,
+   * so the erased receipts' reasons are cleared before this batch's receipts are written, episodes and
+   * entities exist before the records that point at them, and a namespace's stamp is bumped before its
+   * records read it.
+   */
+  write(w: ProjectionWrite): Promise<void> {
+    const sent: Array<Promise<unknown>> = [];
+    const run = (cypher: string, params: Record<string, unknown>) => sent.push(this.tx.run(cypher, params));
     const erasedRecords = (w.erasures ?? []).filter((x) => x.target === 'RECORD');
     if (erasedRecords.length) {
       // Before this batch's receipts are written: those of earlier batches may quote the erased content.
-      await this.tx.run(
+      run(
         `UNWIND $rows AS x MATCH (rc:Receipt {tenant: x.tenant, recordId: x.id})
          WHERE rc.reason IS NOT NULL SET rc.reason = null`,
         { rows: erasedRecords.map((x) => ({ tenant: x.tenant, id: x.id })) },
       );
     }
     if (w.episodes.length) {
-      await this.tx.run(
+      run(
         `UNWIND $rows AS e MERGE (ep:Episode {tenant: e.tenant, id: e.id}) SET ep += e.props
          WITH ep, e UNWIND e.chunks AS c
          MERGE (ch:Chunk {tenant: e.tenant, episodeId: e.id, index: c.index})
@@ -135,32 +143,34 @@ class Neo4jProjectionTx implements ProjectionTx {
         { rows: w.episodes.map(episodeRow) },
       );
     }
-    if (w.entities.length) await this.writeEntities(w.entities);
-    if (w.records.length) await this.writeRecords(w.records);
+    if (w.entities.length) this.writeEntities(w.entities, run);
+    if (w.records.length) this.writeRecords(w.records, run);
     if (w.holds?.length) {
-      await this.tx.run(`UNWIND $rows AS h MERGE (n:Hold {tenant: h.tenant, id: h.id}) SET n += h`, {
+      run(`UNWIND $rows AS h MERGE (n:Hold {tenant: h.tenant, id: h.id}) SET n += h`, {
         rows: w.holds.map((h) => ({ ...h })),
       });
     }
     if (w.findings?.length) {
-      await this.tx.run(`UNWIND $rows AS f MERGE (n:Finding {tenant: f.tenant, id: f.id}) SET n += f`, {
+      run(`UNWIND $rows AS f MERGE (n:Finding {tenant: f.tenant, id: f.id}) SET n += f`, {
         rows: w.findings.map((f) => ({ ...f, recordIds: [...f.recordIds], entityIds: [...f.entityIds] })),
       });
     }
     if (w.grants.length) {
-      await this.tx.run(`UNWIND $rows AS g MERGE (n:Grant {tenant: g.tenant, id: g.id}) SET n += g`, {
+      run(`UNWIND $rows AS g MERGE (n:Grant {tenant: g.tenant, id: g.id}) SET n += g`, {
         rows: w.grants.map((g) => ({ ...g, purposes: g.purposes ? [...g.purposes] : null })),
       });
     }
     if (w.receipts.length) {
-      await this.tx.run(
+      run(
         `UNWIND $rows AS r MERGE (n:Receipt {tenant: r.tenant, idempotencyKey: r.idempotencyKey}) SET n += r`,
         { rows: w.receipts.map((r) => ({ ...r })) },
       );
     }
+    return Promise.all(sent).then(() => undefined);
   }
-  private async writeEntities(entities: readonly EntityState[]): Promise<void> {
-    await this.tx.run(
+
+  private writeEntities(entities: readonly EntityState[], run: Send): void {
+    run(
       `UNWIND $rows AS e MERGE (n:Entity {tenant: e.tenant, id: e.id})
          SET n.name = e.name, n.type = e.type, n.aliases = e.aliases, n.externalIds = e.externalIds,
              n.embedding = e.embedding, n.embeddingModel = e.embeddingModel
@@ -184,7 +194,7 @@ class Neo4jProjectionTx implements ProjectionTx {
     // SAME_AS changes no record, so no namespace's stamp: the tenant's link stamp moves (scope.ts).
     const linked = [...new Set(entities.filter((e) => e.sameAs).map((e) => e.tenant))].sort();
     if (linked.length)
-      await this.tx.run(
+      run(
         `UNWIND $tenants AS t
            MERGE (st:ScopeStamp {tenant: t, namespace: $links})
            ON CREATE SET st.epoch = randomUUID(), st.seq = 0
@@ -194,40 +204,26 @@ class Neo4jProjectionTx implements ProjectionTx {
   }
 
   /**
-   * Bump the stamp of each namespace the batch writes records in (sorted, so two transactions lock them in
-   * the same order) and return the new numbers: the records written get theirs (scope-vectors.ts).
+   * Records with their revisions, ABOUT and DERIVED_FROM edges, then their typed relations. First the
+   * stamp of each namespace the batch writes records in is bumped (sorted, so two transactions lock them
+   * in the same order); each record then takes its namespace's new number (scope-vectors.ts).
    */
-  private async stampScopes(records: readonly RecordState[]): Promise<Map<string, number>> {
+  private writeRecords(records: readonly RecordState[], run: Send): void {
     const scopes = [...new Map(records.map((r) => [namespaceKey(r.tenant, r.namespace), r])).entries()]
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([, r]) => ({ tenant: r.tenant, namespace: r.namespace }));
-    const res = await this.tx.run(
+    run(
       `UNWIND $scopes AS s
          MERGE (st:ScopeStamp {tenant: s.tenant, namespace: s.namespace})
          ON CREATE SET st.epoch = randomUUID(), st.seq = 0
-         SET st.seq = st.seq + 1
-         RETURN st.tenant AS tenant, st.namespace AS namespace, st.seq AS seq`,
+         SET st.seq = st.seq + 1`,
       { scopes },
     );
-    return new Map(
-      res.records.map((r) => [
-        namespaceKey(String(r.get('tenant')), String(r.get('namespace'))),
-        Number(r.get('seq')),
-      ]),
-    );
-  }
-
-  /** Records with their revisions, ABOUT and DERIVED_FROM edges, then their typed relations. */
-  private async writeRecords(records: readonly RecordState[]): Promise<void> {
-    const stamps = await this.stampScopes(records);
-    const rows = records.map((r) => {
-      const row = recordRow(r);
-      return { ...row, props: { ...row.props, stamp: stamps.get(namespaceKey(r.tenant, r.namespace)) } };
-    });
-    await this.tx.run(
+    run(
       `UNWIND $rows AS r
+         MATCH (st:ScopeStamp {tenant: r.tenant, namespace: r.props.namespace})
          MERGE (n:Record {tenant: r.tenant, id: r.id})
-         SET n += r.props
+         SET n += r.props, n.stamp = st.seq
          WITH n, r
          UNWIND r.revisions AS rv
          MERGE (v:Revision {tenant: r.tenant, recordId: r.id, version: rv.version})
@@ -242,14 +238,14 @@ class Neo4jProjectionTx implements ProjectionTx {
          WITH n, r WHERE r.props.episodeId IS NOT NULL
          MATCH (ep:Episode {tenant: r.tenant, id: r.props.episodeId})
          MERGE (n)-[:DERIVED_FROM]->(ep)`,
-      { rows },
+      { rows: records.map(recordRow) },
     );
     // Record → record derivation (propose's derivedFrom): the taint walk of a rollback follows these.
     const derived = records.flatMap((r) =>
       (r.derivedFrom ?? []).map((target) => ({ tenant: r.tenant, id: r.id, target })),
     );
     if (derived.length)
-      await this.tx.run(
+      run(
         `UNWIND $rows AS x
            MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:Record {tenant: x.tenant, id: x.target})
            MERGE (a)-[:DERIVED_FROM]->(b)`,
@@ -263,16 +259,16 @@ class Neo4jProjectionTx implements ProjectionTx {
             .filter((x) => x.type === type && (x.targetKind === 'ENTITY') === (kind === 'Entity'))
             .map((x) => ({ tenant: r.tenant, id: r.id, target: x.target, props: relationProps(x) })),
         );
-        if (rows.length) await this.writeRelations(relType(type), kind, rows);
+        if (rows.length)
+          run(
+            `UNWIND $rows AS x
+               MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:${kind} {tenant: x.tenant, id: x.target})
+               MERGE (a)-[rel:${relType(type)}]->(b) SET rel += x.props`,
+            { rows },
+          );
       }
   }
-
-  private async writeRelations(type: string, kind: 'Record' | 'Entity', rows: readonly object[]) {
-    await this.tx.run(
-      `UNWIND $rows AS x
-         MATCH (a:Record {tenant: x.tenant, id: x.id}), (b:${kind} {tenant: x.tenant, id: x.target})
-         MERGE (a)-[rel:${type}]->(b) SET rel += x.props`,
-      { rows },
-    );
-  }
 }
+
+/** Sends one statement of the transaction now; its result is awaited with the rest (ProjectionTx). */
+type Send = (cypher: string, params: Record<string, unknown>) => void;
