@@ -1,3 +1,4 @@
+import { canonicalJson } from './canonical.ts';
 import type { LedgerEvent } from './events.ts';
 import { scrubbedReceipt } from './erasure-fold.ts';
 import type { HoldState } from './hold-fold.ts';
@@ -12,6 +13,7 @@ import {
   type ProjectionView,
   type Receipt,
   type RecordState,
+  type RevisionState,
 } from './fold.ts';
 
 const k = (tenant: string, id: string): string => `${tenant}\u0000${id}`;
@@ -40,6 +42,9 @@ export class MemoryState implements ProjectionView {
     findings: new Map<string, FindingState>(),
   };
 
+  /** The records as loaded, to tell which of their revisions a batch changed (`changes`). */
+  private readonly loaded = new Map<string, RecordState>();
+
   constructor(seed?: {
     records?: readonly RecordState[];
     entities?: readonly EntityState[];
@@ -49,7 +54,10 @@ export class MemoryState implements ProjectionView {
     holds?: readonly HoldState[];
     findings?: readonly FindingState[];
   }) {
-    for (const r of seed?.records ?? []) this.records.set(k(r.tenant, r.id), r);
+    for (const r of seed?.records ?? []) {
+      this.records.set(k(r.tenant, r.id), r);
+      this.loaded.set(k(r.tenant, r.id), r);
+    }
     for (const e of seed?.entities ?? []) this.entities.set(k(e.tenant, e.id), e);
     for (const r of seed?.receipts ?? []) this.receipts.set(k(r.tenant, r.idempotencyKey), r);
     for (const e of seed?.episodes ?? []) this.episodes.set(k(e.tenant, e.id), e);
@@ -88,9 +96,13 @@ export class MemoryState implements ProjectionView {
       );
   }
 
-  /** Everything the applied events changed, each once, in its final state. */
+  /**
+   * Everything the applied events changed, each once, in its final state; and, for each changed record
+   * that was loaded, the revisions that are still as loaded.
+   */
   changes(): {
     records: RecordState[];
+    unchangedRevisions: Map<RecordState, Set<number>>;
     entities: EntityState[];
     receipts: Receipt[];
     episodes: EpisodeState[];
@@ -104,6 +116,7 @@ export class MemoryState implements ProjectionView {
       holds: [...this.dirty.holds.values()],
       findings: [...this.dirty.findings.values()],
       records: [...this.dirty.records.values()],
+      unchangedRevisions: this.unchangedRevisions(),
       entities: [...this.dirty.entities.values()],
       receipts: [...this.dirty.receipts.values()],
       episodes: [...this.dirty.episodes.values()],
@@ -143,6 +156,18 @@ export class MemoryState implements ProjectionView {
         this.put(this.receipts, this.dirty.receipts, key, scrubbedReceipt(r));
   }
 
+  private unchangedRevisions(): Map<RecordState, Set<number>> {
+    const out = new Map<RecordState, Set<number>>();
+    for (const [key, r] of this.dirty.records) {
+      const before = this.loaded.get(key);
+      if (!before) continue;
+      const was = new Map(before.revisions.map((v) => [v.version, v]));
+      const same = r.revisions.filter((v) => sameRevision(was.get(v.version), v)).map((v) => v.version);
+      if (same.length) out.set(r, new Set(same));
+    }
+    return out;
+  }
+
   private put<T>(all: Map<string, T>, dirty: Map<string, T>, key: string, v: T): void {
     all.set(key, v);
     dirty.set(key, v);
@@ -166,6 +191,10 @@ function stampRevisions(r: RecordState, e: LedgerEvent): RecordState {
     revisions: r.revisions.map((v) => (mine(v) ? { ...v, by, cause: e.type, classification } : v)),
   };
 }
+
+/** The fold keeps an untouched revision's object; the canonical form also catches an equal copy. */
+const sameRevision = (a: RevisionState | undefined, b: RevisionState): boolean =>
+  a !== undefined && (a === b || canonicalJson(a) === canonicalJson(b));
 
 const sameClassification = (a: Classification | null | undefined, b: Classification): boolean =>
   !!a && a.class === b.class && a.sensitivity === b.sensitivity && a.namespace === b.namespace;

@@ -127,6 +127,12 @@ export interface LoadedState {
 
 export interface ProjectionWrite {
   readonly records: readonly RecordState[];
+  /**
+   * For a record of `records` that was loaded, the versions of its revisions the batch left as the graph
+   * holds them: they are not written again (a reinforcement of a record with ten revisions rewrote all
+   * ten). A record not in the map has every revision written.
+   */
+  readonly unchangedRevisions?: ReadonlyMap<RecordState, ReadonlySet<number>>;
   readonly entities: readonly EntityState[];
   readonly receipts: readonly Receipt[];
   readonly episodes: readonly EpisodeState[];
@@ -137,9 +143,8 @@ export interface ProjectionWrite {
   readonly erasures?: readonly Erasure[];
 }
 
-/** One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. */
 /**
- * One projection transaction. Each method sends its statements when it is called, before its promise
+ * One projection transaction: lock the checkpoint, read state, write effects and the new checkpoint. Each method sends its statements when it is called, before its promise
  * settles, and the database runs them in the order sent: a caller may send several and await them
  * together (one round trip instead of several), as `applyBatch` does.
  */

@@ -132,8 +132,8 @@ const revisionRow = (v: RevisionState) => ({
   namespace: v.classification?.namespace ?? null,
 });
 
-/** RecordState → the Record node's properties (current revision denormalized) and its revisions. */
-export function recordRow(r: RecordState) {
+/** RecordState → the Record node's properties (current revision denormalized) and its revisions, but `unchanged`. */
+export function recordRow(r: RecordState, unchanged?: ReadonlySet<number>) {
   const cur = currentRevision(r);
   return {
     tenant: r.tenant,
@@ -184,7 +184,9 @@ export function recordRow(r: RecordState) {
       // The review queue lists these beside the proposals (a taint, or a rollback that would overwrite a person).
       needsReview: r.flags.includes(TAINTED_FLAG) || r.flags.includes(ROLLBACK_REVIEW_FLAG),
     },
-    revisions: r.revisions.map(revisionRow),
+    revisions: (unchanged ? r.revisions.filter((v) => !unchanged.has(v.version)) : r.revisions).map(
+      revisionRow,
+    ),
   };
 }
 

@@ -144,7 +144,7 @@ class Neo4jProjectionTx implements ProjectionTx {
       );
     }
     if (w.entities.length) this.writeEntities(w.entities, run);
-    if (w.records.length) this.writeRecords(w.records, run);
+    if (w.records.length) this.writeRecords(w.records, w.unchangedRevisions, run);
     if (w.holds?.length) {
       run(`UNWIND $rows AS h MERGE (n:Hold {tenant: h.tenant, id: h.id}) SET n += h`, {
         rows: w.holds.map((h) => ({ ...h })),
@@ -204,11 +204,16 @@ class Neo4jProjectionTx implements ProjectionTx {
   }
 
   /**
-   * Records with their revisions, ABOUT and DERIVED_FROM edges, then their typed relations. First the
+   * Records with their revisions (those the batch changed), ABOUT and DERIVED_FROM edges, then their
+   * typed relations. First the
    * stamp of each namespace the batch writes records in is bumped (sorted, so two transactions lock them
    * in the same order); each record then takes its namespace's new number (scope-vectors.ts).
    */
-  private writeRecords(records: readonly RecordState[], run: Send): void {
+  private writeRecords(
+    records: readonly RecordState[],
+    unchanged: ProjectionWrite['unchangedRevisions'],
+    run: Send,
+  ): void {
     const scopes = [...new Map(records.map((r) => [namespaceKey(r.tenant, r.namespace), r])).entries()]
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([, r]) => ({ tenant: r.tenant, namespace: r.namespace }));
@@ -225,11 +230,12 @@ class Neo4jProjectionTx implements ProjectionTx {
          MERGE (n:Record {tenant: r.tenant, id: r.id})
          SET n += r.props, n.stamp = st.seq
          WITH n, r
-         UNWIND r.revisions AS rv
-         MERGE (v:Revision {tenant: r.tenant, recordId: r.id, version: rv.version})
-         SET v += rv
-         MERGE (n)-[:HAS_REVISION]->(v)
-         WITH DISTINCT n, r
+         CALL (n, r) {
+           UNWIND r.revisions AS rv
+           MERGE (v:Revision {tenant: r.tenant, recordId: r.id, version: rv.version})
+           SET v += rv
+           MERGE (n)-[:HAS_REVISION]->(v)
+         }
          CALL (n, r) {
            UNWIND r.about AS eid
            MATCH (e:Entity {tenant: r.tenant, id: eid})
@@ -238,7 +244,7 @@ class Neo4jProjectionTx implements ProjectionTx {
          WITH n, r WHERE r.props.episodeId IS NOT NULL
          MATCH (ep:Episode {tenant: r.tenant, id: r.props.episodeId})
          MERGE (n)-[:DERIVED_FROM]->(ep)`,
-      { rows: records.map(recordRow) },
+      { rows: records.map((r) => recordRow(r, unchanged?.get(r))) },
     );
     // Record → record derivation (propose's derivedFrom): the taint walk of a rollback follows these.
     const derived = records.flatMap((r) =>
