@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { decidePropose, parseCommand, ProposeCommand } from '../../src/domain/commands.ts';
 import { encodeEvent } from '../../src/domain/events.ts';
-import type { Principal } from '../../src/domain/principal.ts';
 import type { LoadedState, ProjectionStore, ProjectionTx } from '../../src/ports/graph.ts';
 import type { LedgerMessage } from '../../src/ports/ledger.ts';
 import { applyBatch } from '../../src/projector/apply.ts';
+import { decideContext } from '../support/decide-context.ts';
 
 /**
  * A batch's graph work goes out in two groups, each sent whole before any of it is awaited: the
@@ -13,17 +13,7 @@ import { applyBatch } from '../../src/projector/apply.ts';
  * each round trip waits its turn on the event loop and the database (src/projector/apply.ts).
  */
 
-const principal: Principal = {
-  iss: 'https://issuer.test',
-  sub: 'alice',
-  tenant: 'acme',
-  scopes: new Set(['write']),
-  actors: [],
-  tokenId: undefined,
-  expiresAt: undefined,
-};
-
-let n = 0;
+const ctx = decideContext();
 function proposal(i: number): Uint8Array {
   const cmd = parseCommand(ProposeCommand, {
     namespace: 'acme/platform',
@@ -37,11 +27,6 @@ function proposal(i: number): Uint8Array {
     purpose: 'test',
     idempotencyKey: `k-${i}`,
   });
-  const ctx = {
-    principal,
-    now: new Date('2024-05-01T10:00:00.000Z'),
-    newId: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`,
-  };
   const events = decidePropose(ctx, cmd, [], 'ACTIVE');
   return new TextEncoder().encode(encodeEvent(events.at(-1)!));
 }

@@ -6,11 +6,10 @@ import {
   parseCommand,
   ProposeCommand,
   ReviseCommand,
-  type DecideContext,
 } from '../../src/domain/commands.ts';
 import type { RecordState } from '../../src/domain/fold.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';
-import type { Principal } from '../../src/domain/principal.ts';
+import { decideContext } from '../support/decide-context.ts';
 
 /**
  * The projector writes only the revisions a batch changed (MemoryState.changes → unchangedRevisions): a
@@ -18,21 +17,8 @@ import type { Principal } from '../../src/domain/principal.ts';
  * out of the write. A record the batch created has every revision written.
  */
 
-const principal: Principal = {
-  iss: 'https://issuer.test',
-  sub: 'alice',
-  tenant: 'acme',
-  scopes: new Set(['write']),
-  actors: [],
-  tokenId: undefined,
-  expiresAt: undefined,
-};
+const ctx = decideContext();
 let n = 0;
-const ctx: DecideContext = {
-  principal,
-  now: new Date('2024-05-01T10:00:00.000Z'),
-  newId: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`,
-};
 const NS = 'acme/platform';
 
 function proposed(): RecordState {
