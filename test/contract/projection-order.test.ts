@@ -92,4 +92,26 @@ describe('a projection transaction whose calls are sent before any is awaited', 
     expect(Number(left.records[0]!.get('n'))).toBe(0);
     expect((await graph.projector.checkpoints(topic)).map((x) => x.offset)).toEqual(['7']);
   });
+
+  it('a row that cannot be built rejects the write, and what was sent before it is not left unobserved', async () => {
+    const empty = { records: [], entities: [], receipts: [], episodes: [], grants: [] };
+    // The entity statement goes out first and fails in the database (a map is no property value); the
+    // record after it has no revision, so its row cannot be built. Vitest fails the run on a rejection
+    // nobody observed.
+    const badEntity = { ...entity, id: 'e-bad', aliases: [{ a: 1 }] } as unknown as EntityState;
+    const noRevision = { ...record('r-4'), revisions: [] };
+    const failed = graph.projector.projection(async (tx) => {
+      await tx.lockCheckpoint(topic, 0);
+      await tx.write({ ...empty, entities: [badEntity], records: [noRevision] });
+    });
+    // The executor maps the error (INTERNAL); its cause is the row's TypeError, not the database's refusal.
+    await expect(failed).rejects.toMatchObject({ cause: expect.any(TypeError) });
+    await new Promise((r) => setTimeout(r, 200));
+    const left = await db.read(
+      'test.projection-order',
+      'MATCH (n {tenant: $tenant}) WHERE n.id IN [$e, $r] RETURN count(n) AS n',
+      { tenant, e: 'e-bad', r: 'r-4' },
+    );
+    expect(Number(left.records[0]!.get('n'))).toBe(0);
+  });
 });

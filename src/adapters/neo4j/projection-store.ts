@@ -123,7 +123,17 @@ class Neo4jProjectionTx implements ProjectionTx {
    */
   write(w: ProjectionWrite): Promise<void> {
     const sent: Array<Promise<unknown>> = [];
-    const run = (cypher: string, params: Record<string, unknown>) => sent.push(this.tx.run(cypher, params));
+    try {
+      this.send(w, (cypher, params) => sent.push(this.tx.run(cypher, params)));
+    } catch (e) {
+      // A row that cannot be built stops the write; what was already sent must not reject unobserved.
+      void Promise.allSettled(sent);
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    return Promise.all(sent).then(() => undefined);
+  }
+
+  private send(w: ProjectionWrite, run: Send): void {
     const erasedRecords = (w.erasures ?? []).filter((x) => x.target === 'RECORD');
     if (erasedRecords.length) {
       // Before this batch's receipts are written: those of earlier batches may quote the erased content.
@@ -166,7 +176,6 @@ class Neo4jProjectionTx implements ProjectionTx {
         { rows: w.receipts.map((r) => ({ ...r })) },
       );
     }
-    return Promise.all(sent).then(() => undefined);
   }
 
   private writeEntities(entities: readonly EntityState[], run: Send): void {
