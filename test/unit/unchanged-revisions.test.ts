@@ -59,7 +59,6 @@ function unchangedAfter(r: RecordState, events: ReturnType<typeof revise>[]) {
 describe('the revisions a batch leaves as loaded', () => {
   it('a record the batch created is written whole', () => {
     const state = new MemoryState();
-    state.apply(revise(proposed(), 1, 'mysql')); // rejected: the record is not loaded here
     const cmd = parseCommand(ProposeCommand, {
       namespace: NS,
       class: 'FACT',

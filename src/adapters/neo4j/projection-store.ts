@@ -214,9 +214,9 @@ class Neo4jProjectionTx implements ProjectionTx {
 
   /**
    * Records with their revisions (those the batch changed), ABOUT and DERIVED_FROM edges, then their
-   * typed relations. First the
-   * stamp of each namespace the batch writes records in is bumped (sorted, so two transactions lock them
-   * in the same order); each record then takes its namespace's new number (scope-vectors.ts).
+   * typed relations. First the stamp of each namespace the batch writes records in is bumped (sorted, so
+   * two transactions lock them in the same order); each record then takes its namespace's new number
+   * (scope-vectors.ts).
    */
   private writeRecords(
     records: readonly RecordState[],
