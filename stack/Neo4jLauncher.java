@@ -2,6 +2,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
 
 import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
@@ -14,6 +15,13 @@ import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.io.ByteUnit;
+import org.neo4j.kernel.api.procedure.GlobalProcedures;
+import org.neo4j.kernel.impl.transaction.log.checkpoint.CheckPointer;
+import org.neo4j.kernel.impl.transaction.log.checkpoint.SimpleTriggerInfo;
+import org.neo4j.kernel.internal.GraphDatabaseAPI;
+import org.neo4j.procedure.Description;
+import org.neo4j.procedure.Mode;
+import org.neo4j.procedure.Procedure;
 
 /**
  * Minimal local Neo4j 5.26 Community server (embedded DBMS + Bolt) for dev/test.
@@ -22,6 +30,7 @@ import org.neo4j.io.ByteUnit;
  * Env:   STACK_NEO4J_BOLT_PORT (default 7687), STACK_NEO4J_PAGECACHE_MB (default 512),
  *        STACK_NEO4J_MIN_REPLAN_SECONDS (default 600).
  * Prints "NEO4J READY bolt://127.0.0.1:<port>" once the default database is available.
+ * Adds one procedure, `CALL stack.checkpoint()` (see {@link Checkpoint}).
  * SIGTERM/SIGINT -> clean DBMS shutdown via shutdown hook.
  */
 public final class Neo4jLauncher {
@@ -82,9 +91,38 @@ public final class Neo4jLauncher {
         while (!db.isAvailable(1000)) {
             // wait for the default database to come online
         }
+        Checkpoint.checkPointer = ((GraphDatabaseAPI) db).getDependencyResolver().resolveDependency(CheckPointer.class);
+        ((GraphDatabaseAPI) db).getDependencyResolver().resolveDependency(GlobalProcedures.class)
+                .registerProcedure(Checkpoint.class);
         System.out.printf("NEO4J READY bolt://127.0.0.1:%d (%d ms)%n", port, (System.nanoTime() - t0) / 1_000_000);
         System.out.flush();
         stopped.await();
+    }
+
+    /**
+     * Community Neo4j has no checkpoint procedure, and its scheduler checkpoints every 15 minutes. A
+     * checkpoint writes the pages a transaction changed to the store files, and Community has no secure
+     * delete: a value overwritten after a checkpoint stays in freed store records until they are reused.
+     * So a test that proves an erasure leaves no plaintext outside the transaction log (test/e2e/erasure)
+     * holds only if no checkpoint falls between its writes and its scan. It calls this first: a checkpoint
+     * now moves the scheduler's next one 15 minutes on.
+     */
+    public static final class Checkpoint {
+        static volatile CheckPointer checkPointer;
+
+        public static final class Output {
+            public long transactionId;
+
+            Output(long transactionId) {
+                this.transactionId = transactionId;
+            }
+        }
+
+        @Procedure(name = "stack.checkpoint", mode = Mode.DBMS)
+        @Description("Checkpoints the default database now (the local stack's launcher only).")
+        public Stream<Output> checkpoint() throws java.io.IOException {
+            return Stream.of(new Output(checkPointer.forceCheckPoint(new SimpleTriggerInfo("stack.checkpoint()"))));
+        }
     }
 
     private static String env(String name, String dflt) {
