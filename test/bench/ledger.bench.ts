@@ -1,6 +1,7 @@
 // npm run bench:ledger — prints figures, asserts nothing.
 //  1. the embedder's own rate (texts/s at batch 32) beside the sustained `propose` rate through GraphQL on
-//     loopback (await: false, closed loop, BENCH_CALLERS=64), BENCH_SECONDS per phase (10);
+//     loopback (await: false, closed loop, BENCH_CALLERS=64), BENCH_SECONDS per phase (10), and the
+//     floor: the same callers sending `{ __typename }` (a third of BENCH_SECONDS, at least 3 s);
 //  2. projection lag (send → applied) p50/p99 at half and at twice the sustained rate (BENCH_RATES to
 //     choose), open loop, with the writes the overload guard refused counted apart;
 //  3. rebuild speed over 100k events (BENCH_REBUILD_EVENTS), which EMPTIES the graph: it only runs when
@@ -169,6 +170,33 @@ async function throughput(seconds: number, concurrency: number): Promise<number>
   return n / seconds;
 }
 
+/**
+ * The floor: the same callers sending `{ __typename }` (HTTP, authentication, GraphQL and the audit entry,
+ * no write). No write can go faster than this on this machine, whatever the write path does.
+ */
+async function floor(seconds: number, concurrency: number): Promise<number> {
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, c) => {
+      for (let i = c; performance.now() < end; i += concurrency) {
+        const res = await fetch(urls[i % urls.length]!, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${tokens[i % tokens.length]}`,
+          },
+          body: '{"query":"{ __typename }"}',
+        });
+        if (!((await res.json()) as { data?: unknown }).data)
+          throw new Error(`{ __typename } failed: ${res.status}`);
+        n++;
+      }
+    }),
+  );
+  return n / seconds;
+}
+
 // 2. open-loop lag at a fixed rate
 async function lagAt(
   rate: number,
@@ -272,6 +300,14 @@ console.log(
 await new Promise((r) => setTimeout(r, 100));
 await throughput(3, 16); // warm-up
 const CALLERS = Number(process.env['BENCH_CALLERS'] ?? 64);
+const serverPids = Object.fromEntries(
+  servers.flatMap((sv, j) =>
+    sv.child.pid ? [[servers.length > 1 ? `server ${j + 1}` : 'server', sv.child.pid]] : [],
+  ),
+);
+const floorRun = cpuShare(new URL('../../', import.meta.url).pathname, serverPids);
+const floorRate = await floor(Math.max(3, SECONDS / 3), CALLERS);
+const floorCpu = floorRun({ count: Math.round(floorRate * Math.max(3, SECONDS / 3)), what: 'request' });
 // Every statement of the measured loop (the API's and the in-process projector's), by op: where the graph's time goes.
 const byOp = new Map<string, { n: number; ms: number }>();
 if (m)
@@ -282,14 +318,7 @@ if (m)
     byOp.set(r.op, o);
   };
 const written0 = seq;
-const cpu = cpuShare(
-  new URL('../../', import.meta.url).pathname,
-  Object.fromEntries(
-    servers.flatMap((sv, j) =>
-      sv.child.pid ? [[servers.length > 1 ? `server ${j + 1}` : 'server', sv.child.pid]] : [],
-    ),
-  ),
-);
+const cpu = cpuShare(new URL('../../', import.meta.url).pathname, serverPids);
 const tput = await throughput(SECONDS, CALLERS);
 const writes = Math.max(1, seq - written0);
 const cpuUsed = cpu({ count: Math.round(tput * SECONDS), what: 'admitted write' });
@@ -304,6 +333,10 @@ console.log(
     `= ${Math.round((100 * tput) / modelRate)} % of the embedder's rate (${refusedInLoop} refusals waited out: ${byRule(loopRules)})`,
 );
 console.log(`  during the loop, ${cpuUsed}`);
+console.log(
+  `the floor, { __typename } from the same ${CALLERS} callers, closed loop: ${Math.round(floorRate)} requests/s ` +
+    `(no write can go faster here); ${floorCpu}`,
+);
 // Lag at half the sustained rate, then overload at twice it (or the rates given).
 const rates = process.env['BENCH_RATES']
   ? process.env['BENCH_RATES']
