@@ -91,9 +91,9 @@ public final class Neo4jLauncher {
         while (!db.isAvailable(1000)) {
             // wait for the default database to come online
         }
-        Checkpoint.checkPointer = ((GraphDatabaseAPI) db).getDependencyResolver().resolveDependency(CheckPointer.class);
-        ((GraphDatabaseAPI) db).getDependencyResolver().resolveDependency(GlobalProcedures.class)
-                .registerProcedure(Checkpoint.class);
+        var deps = ((GraphDatabaseAPI) db).getDependencyResolver();
+        Checkpoint.checkPointer = deps.resolveDependency(CheckPointer.class);
+        deps.resolveDependency(GlobalProcedures.class).registerProcedure(Checkpoint.class);
         System.out.printf("NEO4J READY bolt://127.0.0.1:%d (%d ms)%n", port, (System.nanoTime() - t0) / 1_000_000);
         System.out.flush();
         stopped.await();

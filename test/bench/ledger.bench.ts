@@ -87,13 +87,22 @@ const tokens = await Promise.all(
 const MUTATION = 'mutation P($input: ProposeInput!) { propose(input: $input) { outcome position } }';
 let seq = 0;
 
-async function propose(): Promise<{ position: string; sentAt: number }> {
-  const i = seq++;
-  const sentAt = performance.now();
+/** POSTs a GraphQL body as the i-th call (its server and token in turn) and returns the parsed answer. */
+async function post(i: number, body: string): Promise<unknown> {
   const res = await fetch(urls[i % urls.length]!, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[i % tokens.length]}` },
-    body: JSON.stringify({
+    body,
+  });
+  return res.json();
+}
+
+async function propose(): Promise<{ position: string; sentAt: number }> {
+  const i = seq++;
+  const sentAt = performance.now();
+  const body = (await post(
+    i,
+    JSON.stringify({
       query: MUTATION,
       variables: {
         input: {
@@ -113,8 +122,7 @@ async function propose(): Promise<{ position: string; sentAt: number }> {
         },
       },
     }),
-  });
-  const body = (await res.json()) as {
+  )) as {
     data?: { propose: { position: string } } | null;
     errors?: Array<{ extensions?: { code?: string } }>;
   };
@@ -180,16 +188,8 @@ async function floor(seconds: number, concurrency: number): Promise<number> {
   await Promise.all(
     Array.from({ length: concurrency }, async (_, c) => {
       for (let i = c; performance.now() < end; i += concurrency) {
-        const res = await fetch(urls[i % urls.length]!, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            authorization: `Bearer ${tokens[i % tokens.length]}`,
-          },
-          body: '{"query":"{ __typename }"}',
-        });
-        if (!((await res.json()) as { data?: unknown }).data)
-          throw new Error(`{ __typename } failed: ${res.status}`);
+        const body = (await post(i, '{"query":"{ __typename }"}')) as { data?: unknown; errors?: unknown };
+        if (!body.data) throw new Error(`{ __typename } failed: ${JSON.stringify(body.errors)}`);
         n++;
       }
     }),
@@ -305,9 +305,10 @@ const serverPids = Object.fromEntries(
     sv.child.pid ? [[servers.length > 1 ? `server ${j + 1}` : 'server', sv.child.pid]] : [],
   ),
 );
+const FLOOR_SECONDS = Math.max(3, SECONDS / 3);
 const floorRun = cpuShare(new URL('../../', import.meta.url).pathname, serverPids);
-const floorRate = await floor(Math.max(3, SECONDS / 3), CALLERS);
-const floorCpu = floorRun({ count: Math.round(floorRate * Math.max(3, SECONDS / 3)), what: 'request' });
+const floorRate = await floor(FLOOR_SECONDS, CALLERS);
+const floorCpu = floorRun({ count: Math.round(floorRate * FLOOR_SECONDS), what: 'request' });
 // Every statement of the measured loop (the API's and the in-process projector's), by op: where the graph's time goes.
 const byOp = new Map<string, { n: number; ms: number }>();
 if (m)
