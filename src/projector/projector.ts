@@ -1,5 +1,7 @@
 import type { ProjectionStore } from '../ports/graph.ts';
 import type { Ledger, LedgerMessage, LedgerSubscription } from '../ports/ledger.ts';
+
+type ConsumeOptions = Parameters<Ledger['consume']>[0];
 import { isMuninnError } from '../domain/errors.ts';
 import type { Logger } from '../ports/logger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
@@ -123,7 +125,7 @@ export class Projector {
       deadLetter: this.o.ledger.deadLetter.bind(this.o.ledger),
       ...(this.o.decode ? { decode: this.o.decode } : {}),
     };
-    this.sub = await this.o.ledger.consume({
+    await this.subscribe(log, {
       groupId: this.o.groupId,
       sessionTimeoutMs: this.o.sessionTimeoutMs,
       startAt,
@@ -157,13 +159,49 @@ export class Projector {
         }
       },
     });
-    this._state = { kind: 'running', since: new Date() };
-    this.sub.done.catch((e: unknown) => {
-      this._state = { kind: 'failed', error: e instanceof Error ? e.message : String(e) };
-      log.error({ err: this._state.error }, 'projector consumer crashed');
-    });
     log.info({ topic: this.o.topic, group: this.o.groupId }, 'projector running');
   }
+
+  private async subscribe(log: Logger, opts: ConsumeOptions): Promise<void> {
+    const sub = await this.o.ledger.consume(opts);
+    if (this._state.kind === 'stopping' || this._state.kind === 'stopped') {
+      await sub.stop(); // stopped while this consumer was joining
+      return;
+    }
+    this.sub = sub;
+    this._state = { kind: 'running', since: new Date() };
+    sub.done.catch((e: unknown) => void this.replace(sub, log, opts, e));
+  }
+
+  /**
+   * A consumer the Kafka client gave up on (it does for "Failed to find group coordinator" while the
+   * broker loads its group metadata) has stopped for good. Left so, the process lived on and never
+   * projected again: liveness said 200, only readiness said 503. So it is replaced by a new member of the
+   * same group, after a growing pause, until one joins or the projector is stopped; meanwhile the state
+   * is `failed` (unready). The new member starts where the graph's checkpoints are.
+   */
+  private async replace(dead: LedgerSubscription, log: Logger, opts: ConsumeOptions, e: unknown) {
+    if (this.sub !== dead || this._state.kind !== 'running') return;
+    const failed = (err: unknown) =>
+      (this._state = { kind: 'failed', error: err instanceof Error ? err.message : String(err) });
+    log.error({ err: failed(e).error }, 'projector consumer crashed; replacing it');
+    await dead.stop().catch(() => undefined);
+    // A method call, not the field: the compiler would keep the narrowing from the check above.
+    const stillFailed = () => this.state.kind === 'failed';
+    for (let attempt = 1; stillFailed(); attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(Projector.REPLACE_MAX_MS, 500 * 2 ** attempt)));
+      if (!stillFailed()) return;
+      try {
+        await this.subscribe(log, opts);
+        log.info({ attempt }, 'projector consumer replaced');
+      } catch (err) {
+        log.error({ err: failed(err).error, attempt }, 'projector consumer not replaced; trying again');
+      }
+    }
+  }
+
+  /** The longest pause between two tries to replace a crashed consumer. */
+  static readonly REPLACE_MAX_MS = 30_000;
 
   /** The chunk's apply (retries included) as a span in the trace of each request whose events it holds. */
   private traced<T>(partition: number, chunk: readonly LedgerMessage[], work: () => Promise<T>): Promise<T> {
