@@ -228,12 +228,25 @@ function unstacked<T>(start: () => T): T {
   }
 }
 
-/** Driver error → MuninnError. Never leaks Cypher or values to the caller; the cause keeps them for logs. */
+/**
+ * Driver error → MuninnError. Never leaks Cypher or values to the caller; the cause keeps them for logs.
+ * UNAVAILABLE (retryable) is everything that says nothing about the statement: what the driver itself
+ * would retry, and a pool that found no free connection in time (the driver gives that one no code). Why
+ * it matters: the projector retries UNAVAILABLE, but sets the events of any other failure aside to the
+ * dead-letter topic, out of the graph.
+ */
 export function mapError(e: unknown, op: string): MuninnError {
   if (isMuninnError(e)) return e;
   const code = (e as { code?: unknown }).code;
   const c = typeof code === 'string' ? code : '';
-  if (c === 'ServiceUnavailable' || c === 'SessionExpired' || c.startsWith('Neo.TransientError')) {
+  const message = e instanceof Error ? e.message : '';
+  if (
+    c === 'ServiceUnavailable' ||
+    c === 'SessionExpired' ||
+    c.startsWith('Neo.TransientError') ||
+    neo4j.isRetryableError(e) ||
+    message.startsWith('Connection acquisition timed out')
+  ) {
     return new MuninnError('UNAVAILABLE', `graph store unavailable (${op})`, {}, { cause: e });
   }
   if (c === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
