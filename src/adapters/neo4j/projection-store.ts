@@ -57,12 +57,15 @@ class Neo4jProjectionTx implements ProjectionTx {
   constructor(private readonly tx: Tx) {}
 
   async lockCheckpoint(topic: string, partition: number): Promise<bigint> {
-    // The SET takes the node's write lock: a second projector on the same partition waits here and then
-    // reads the committed offset, so redelivered messages are skipped rather than applied twice.
+    // The SET takes the node's write lock: a second projector on the same partition waits here, and only
+    // then reads the offset (RETURN), so it sees what the other committed and skips it. The lock is taken
+    // with a property of its own: `SET c.offset = c.offset` read the offset before it waited, and wrote
+    // that old value back (test/contract/checkpoint-lock.test.ts).
     const res = await this.tx.run(
       `MERGE (c:Checkpoint {topic: $topic, partition: $partition})
        ON CREATE SET c.offset = -1
-       SET c.offset = c.offset
+       SET c.lockedBy = $partition
+       REMOVE c.lockedBy
        RETURN c.offset AS o`,
       { topic, partition },
     );
