@@ -68,8 +68,7 @@ export async function commit(
     };
   }
   // Neo4j makes a commit's node updates visible before its index updates: the checkpoint can be seen a
-  // few ms before the receipt written in the same transaction is found by key, and a receipt is only read
-  // once the record it names is found too (ingest-lookups.ts). Read until it is.
+  // few ms before the receipt written in the same transaction is found by key. Read until it is.
   const deadline = d.clock.now().getTime() + d.awaitTimeoutMs;
   let r = await d.store.receipt(principal.tenant, key);
   while (!r && d.clock.now().getTime() < deadline) {

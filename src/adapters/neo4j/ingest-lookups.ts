@@ -72,8 +72,7 @@ export class Neo4jIngestLookups implements IngestLookups {
   async receiptsByPrefix(tenant: string, key: string): Promise<Receipt[]> {
     const res = await this.db.read(
       'receipts.byPrefix',
-      `MATCH (r:Receipt {tenant: $tenant})
-       WHERE (r.idempotencyKey = $key OR r.idempotencyKey STARTS WITH $prefix) AND ${READABLE_RECEIPT}
+      `MATCH (r:Receipt {tenant: $tenant}) WHERE r.idempotencyKey = $key OR r.idempotencyKey STARTS WITH $prefix
        RETURN r ORDER BY r.idempotencyKey`,
       { tenant, key, prefix: `${key}#` },
     );
@@ -98,22 +97,12 @@ export class Neo4jIngestLookups implements IngestLookups {
 type ReceiptKey = { readonly tenant: string; readonly key: string };
 type GranteesKey = { readonly tenant: string; readonly grantees: readonly string[] };
 
-/**
- * A receipt is read once the record it names can be read too. Why: one commit's index updates are applied
- * one after the other, so for a moment another session can find the receipt by its key and not yet the
- * record by its id (as it can see the checkpoint before the receipt: ingest/commit.ts). The writer told
- * "ADMITTED" must find that record on its next call. A REJECTED receipt may name a record that does not
- * exist ("record not found"); no other receipt does, and records are never deleted (only wiped).
- */
-const READABLE_RECEIPT = `(r.recordId IS NULL OR r.outcome = 'REJECTED'
-  OR EXISTS { MATCH (n:Record {tenant: r.tenant, id: r.recordId}) })`;
-
-/** The receipts of several (tenant, idempotency key) pairs, one statement; undefined where none is readable. */
+/** The receipts of several (tenant, idempotency key) pairs, one statement; undefined where none is stored. */
 async function receiptsByKey(db: Executor, keys: readonly ReceiptKey[]): Promise<Array<Receipt | undefined>> {
   const res = await db.read(
     'receipt.get',
     `UNWIND $keys AS k
-     MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.key}) WHERE ${READABLE_RECEIPT}
+     MATCH (r:Receipt {tenant: k.tenant, idempotencyKey: k.key})
      RETURN k.i AS i, r`,
     { keys: keys.map((k, i) => ({ i, tenant: k.tenant, key: k.key })) },
   );
