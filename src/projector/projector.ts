@@ -1,7 +1,5 @@
 import type { ProjectionStore } from '../ports/graph.ts';
 import type { Ledger, LedgerMessage, LedgerSubscription } from '../ports/ledger.ts';
-
-type ConsumeOptions = Parameters<Ledger['consume']>[0];
 import { isMuninnError } from '../domain/errors.ts';
 import type { Logger } from '../ports/logger.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
@@ -9,6 +7,8 @@ import { chunksOf } from './chunks.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
 import type { ProjectionHealth, ProjectionStall } from '../ports/projection-health.ts';
 import { noTracing, type Tracing } from '../ports/tracing.ts';
+
+type ConsumeOptions = Parameters<Ledger['consume']>[0];
 
 export type ProjectorState =
   | { readonly kind: 'idle' }

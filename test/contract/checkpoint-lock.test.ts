@@ -32,7 +32,8 @@ describe('the checkpoint lock', () => {
     const second = graph.projector.projection(async (tx) => {
       seen.push(await tx.lockCheckpoint(topic, 0));
     });
-    await new Promise((r) => setTimeout(r, 300)); // the second is waiting on the lock by now
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toEqual([]); // the second is waiting on the lock, not done before the first commits
     release();
     await Promise.all([first, second]);
     expect(seen.at(-1)).toBe(19n);

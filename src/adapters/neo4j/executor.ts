@@ -240,13 +240,8 @@ export function mapError(e: unknown, op: string): MuninnError {
   const code = (e as { code?: unknown }).code;
   const c = typeof code === 'string' ? code : '';
   const message = e instanceof Error ? e.message : '';
-  if (
-    c === 'ServiceUnavailable' ||
-    c === 'SessionExpired' ||
-    c.startsWith('Neo.TransientError') ||
-    neo4j.isRetryableError(e) ||
-    message.startsWith('Connection acquisition timed out')
-  ) {
+  // The driver's own test covers ServiceUnavailable, SessionExpired and every Neo.TransientError.
+  if (neo4j.isRetryableError(e) || message.startsWith('Connection acquisition timed out')) {
     return new MuninnError('UNAVAILABLE', `graph store unavailable (${op})`, {}, { cause: e });
   }
   if (c === 'Neo.ClientError.Schema.ConstraintValidationFailed') {
