@@ -199,6 +199,7 @@ async function startServing(
     introspection: config.http.introspection,
     console: config.http.console,
     limits: config.http.limits,
+    acceptors: config.http.acceptors,
     verifier: tokenVerifier(config, config.auth.audience),
     clockSkewS: config.auth.clockSkewS,
     logger: o.logger,

@@ -20,6 +20,7 @@ import { buildResolvers, type ApiServices } from './resolvers.ts';
 import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
 import { buildStewardResolvers } from './steward-resolvers.ts';
 import { attachGraphqlWs } from './ws.ts';
+import { addAcceptors } from './acceptors.ts';
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
 
@@ -30,6 +31,8 @@ export interface ApiOptions {
   /** Serve the operator console at /console (off in production unless enabled). */
   readonly console?: boolean;
   readonly limits: ServerLimits;
+  /** Handles accepting connections on the port, each one more per loop turn (acceptors.ts); default 1. */
+  readonly acceptors?: number;
   readonly verifier: TokenVerifier;
   /** The verifier's clock skew: a WebSocket closes when HTTP would start refusing its token. */
   readonly clockSkewS: number;
@@ -74,6 +77,8 @@ export interface GraphqlServerOptions {
   readonly host: string;
   readonly port: number;
   readonly limits: ServerLimits;
+  /** Handles accepting connections on the port, each one more per loop turn (acceptors.ts); default 1. */
+  readonly acceptors?: number;
   readonly logger: Logger;
   /** Keyed by path; the first one is the surface's `url`. */
   readonly endpoints: Readonly<Record<string, GraphqlEndpoint>>;
@@ -247,15 +252,19 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
     http.once('error', reject);
     http.listen({ port: o.port, host: o.host, backlog: LISTEN_BACKLOG }, () => resolve());
   });
+  const acceptors = await addAcceptors(http, o.acceptors ?? 1, LISTEN_BACKLOG, (e) =>
+    log.warn({ err: String(e) }, 'extra connection acceptor failed'),
+  );
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : o.port;
   const url = `http://${o.host}:${port}${Object.keys(o.endpoints)[0] ?? '/'}`;
-  log.info({ url }, `${o.component} listening`);
+  log.info({ url, acceptors: acceptors.count }, `${o.component} listening`);
   return {
     url,
     port,
     stop: async () => {
       await ws?.dispose();
+      await acceptors.close();
       await closeServer(http);
       for (const e of Object.values(endpoints)) await e.apollo.stop();
     },

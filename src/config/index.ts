@@ -77,6 +77,9 @@ export const ConfigSchema = z
     MUNINN_MAX_TOKENS: int(100, 1_000_000).default(5000),
     MUNINN_MAX_COST: int(1, 10_000_000).default(50_000),
     MUNINN_MAX_BODY_BYTES: int(1024, 64 * 1024 * 1024).default(512 * 1024),
+    // Handles accepting on the API's port: each accepts one more new connection per turn of a busy event
+    // loop (src/api/acceptors.ts); 1 is Node's own behaviour.
+    MUNINN_HTTP_ACCEPTORS: int(1, 64).default(8),
     MUNINN_WS_MAX_SUBSCRIPTIONS: int(1, 1000).default(10),
     MUNINN_MAX_TEXT_CHARS: int(16, 1_000_000).default(20_000),
     MUNINN_AWAIT_TIMEOUT_MS: int(100, 600_000).default(15_000),
@@ -289,6 +292,8 @@ export interface Config {
     readonly introspection: boolean;
     /** The operator console at /console (static files; it signs in with the user's own token). */
     readonly console: boolean;
+    /** Handles accepting connections on the port (src/api/acceptors.ts). */
+    readonly acceptors: number;
     readonly limits: {
       readonly maxDepth: number;
       readonly maxAliases: number;
@@ -477,6 +482,7 @@ export function load(env: Readonly<Record<string, string | undefined>> = process
       port: c.MUNINN_PORT,
       introspection: c.MUNINN_INTROSPECTION ?? c.MUNINN_ENV !== 'production',
       console: c.MUNINN_CONSOLE ?? c.MUNINN_ENV !== 'production',
+      acceptors: c.MUNINN_HTTP_ACCEPTORS,
       limits: {
         maxDepth: c.MUNINN_MAX_DEPTH,
         maxAliases: c.MUNINN_MAX_ALIASES,

@@ -1,0 +1,116 @@
+// Extra connection acceptors (src/api/acceptors.ts): a busy event loop takes more than one queued
+// connection per turn. Real sockets on 127.0.0.1; no database.
+import { createServer, type Server } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { addAcceptors, type Acceptors } from '../../src/api/acceptors.ts';
+
+const BACKLOG = 4096;
+let server: Server | undefined;
+let acceptors: Acceptors | undefined;
+const clients: Socket[] = [];
+
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.destroy();
+  await acceptors?.close();
+  acceptors = undefined;
+  if (server) {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server!.close(() => r()));
+  }
+  server = undefined;
+});
+
+async function listening(): Promise<{ server: Server; port: number }> {
+  const s = createServer((_req, res) => res.end('ok'));
+  await new Promise<void>((r) => s.listen({ port: 0, host: '127.0.0.1', backlog: BACKLOG }, () => r()));
+  server = s;
+  const address = s.address();
+  if (!address || typeof address !== 'object') throw new Error('no address');
+  return { server: s, port: address.port };
+}
+
+/**
+ * Queues `n` connections in the kernel while this process's loop is blocked (as a busy server's is),
+ * then counts the loop turns until the server has taken them all.
+ */
+async function turnsToAccept(s: Server, port: number, n: number): Promise<number> {
+  let accepted = 0;
+  s.on('connection', () => accepted++);
+  for (let i = 0; i < n; i++) clients.push(connect(port, '127.0.0.1').on('error', () => undefined));
+  // The connects are issued on the next tick; the kernel completes loopback handshakes on its own.
+  await new Promise((r) => process.nextTick(r));
+  const until = Date.now() + 300;
+  while (Date.now() < until) {
+    /* a loop turn that takes 300 ms */
+  }
+  let turns = 0;
+  while (accepted < n && turns < 10 * n) {
+    await new Promise((r) => setImmediate(r));
+    turns++;
+  }
+  expect(accepted).toBe(n);
+  return turns;
+}
+
+describe('extra connection acceptors', () => {
+  it('take up to one queued connection each per loop turn, where Node alone takes one', async () => {
+    const { server: s, port } = await listening();
+    acceptors = await addAcceptors(s, 8, BACKLOG, (e) => {
+      throw e;
+    });
+    expect(acceptors.count).toBe(8);
+    const turns = await turnsToAccept(s, port, 64);
+    expect(turns).toBeLessThanOrEqual(16);
+  });
+
+  it('without them, a queue of 64 connections takes about 64 turns (the libuv behaviour they answer)', async () => {
+    const { server: s, port } = await listening();
+    const turns = await turnsToAccept(s, port, 64);
+    expect(turns).toBeGreaterThanOrEqual(48);
+  });
+
+  it('hand every connection to the HTTP server, which answers on it', async () => {
+    const { server: s, port } = await listening();
+    acceptors = await addAcceptors(s, 4, BACKLOG, (e) => {
+      throw e;
+    });
+    let requests = 0;
+    s.on('request', () => requests++);
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, () =>
+        fetch(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' } }).then((r) => r.text()),
+      ),
+    );
+    expect(answers).toEqual(Array.from({ length: 40 }, () => 'ok'));
+    expect(requests).toBe(40);
+  });
+
+  it('once closed with the server, leave nothing listening on the port', async () => {
+    const { server: s, port } = await listening();
+    acceptors = await addAcceptors(s, 4, BACKLOG, (e) => {
+      throw e;
+    });
+    await acceptors.close();
+    acceptors = undefined;
+    await new Promise<void>((r) => s.close(() => r()));
+    server = undefined;
+    const refused = await new Promise<string>((resolve) => {
+      const c = connect(port, '127.0.0.1');
+      c.once('connect', () => {
+        c.destroy();
+        resolve('connected');
+      });
+      c.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+    });
+    expect(refused).toBe('ECONNREFUSED');
+  });
+
+  it('add nothing to a server that is not listening', async () => {
+    const s = createServer();
+    const a = await addAcceptors(s, 8, BACKLOG, (e) => {
+      throw e;
+    });
+    expect(a.count).toBe(1);
+  });
+});
