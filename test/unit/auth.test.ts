@@ -172,6 +172,18 @@ describe('createJoseVerifier: a token already checked', () => {
     expect(verify).toHaveBeenCalledTimes(1);
   });
 
+  it('is checked again without waiting for a turn of the event loop (the key file is stat-ed in place)', async () => {
+    const v = createJoseVerifier(opts());
+    const token = await mint();
+    await v.verify(token);
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    await expect(v.verify(token)).resolves.toMatchObject({ sub: 'user-42' });
+    expect(turned).toBe(false);
+  });
+
   it('is refused once it expires', async () => {
     const v = createJoseVerifier(opts({ clockSkewS: 0 }));
     const token = await mint({ claims: { exp: now() + 2 } });

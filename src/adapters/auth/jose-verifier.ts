@@ -1,5 +1,5 @@
-import type { Stats } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import {
   createLocalJWKSet,
   createRemoteJWKSet,
@@ -208,18 +208,14 @@ function fileResolver(path: string): KeyResolver {
     }
   };
 
-  // Verifications that arrive while a stat is in flight share it (one stat per burst, not per token): a
-  // change to the file is seen by every verification that starts after the next stat does.
-  let statting: Promise<Stats> | undefined;
-  const statNow = () =>
-    (statting ??= stat(path).finally(() => {
-      statting = undefined;
-    }));
-
+  // Every verification stats the file, synchronously: a stat of a local file is a few microseconds,
+  // while the asynchronous one sent each request through the thread pool and back, a turn of a busy
+  // event loop later (p99 36 ms of a refused write's 43 ms in the server, issue #11). A change to the
+  // file is seen by the next verification.
   const current = async (): Promise<Loaded> => {
     let st;
     try {
-      st = await statNow();
+      st = statSync(path);
     } catch {
       throw unauthenticated('signing keys unavailable');
     }
