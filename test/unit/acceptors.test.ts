@@ -3,7 +3,10 @@
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { buildSchema } from 'graphql';
 import { addAcceptors, type Acceptors } from '../../src/api/acceptors.ts';
+import { startGraphqlServer } from '../../src/api/server.ts';
+import { silentLogger } from '../../src/ports/logger.ts';
 
 const BACKLOG = 4096;
 let server: Server | undefined;
@@ -112,5 +115,66 @@ describe('extra connection acceptors', () => {
       throw e;
     });
     expect(a.count).toBe(1);
+  });
+});
+
+describe('the API server', () => {
+  /** Turns of this process's loop until `n` new connections, queued while it was blocked, are answered. */
+  async function turnsToAnswer(acceptors: number, n: number): Promise<number> {
+    const api = await startGraphqlServer({
+      component: 'test',
+      host: '127.0.0.1',
+      port: 0,
+      acceptors,
+      limits: {
+        maxDepth: 10,
+        maxAliases: 30,
+        maxTokens: 5000,
+        maxCost: 50_000,
+        maxBodyBytes: 1024 * 1024,
+        maxWsSubscriptions: 10,
+      },
+      logger: silentLogger,
+      endpoints: {
+        '/graphql': {
+          schema: buildSchema('type Query { a: Int }'),
+          verifier: { verify: () => Promise.reject(new Error('no tokens here')) },
+          introspection: false,
+        },
+      },
+      readiness: () => Promise.resolve({ ready: true, checks: {} }),
+    });
+    try {
+      let answered = 0;
+      for (let i = 0; i < n; i++) {
+        const c = connect(api.port, '127.0.0.1');
+        clients.push(c);
+        c.on('error', () => undefined);
+        c.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+        c.once('data', () => answered++);
+      }
+      await new Promise((r) => process.nextTick(r));
+      const until = Date.now() + 300;
+      while (Date.now() < until) {
+        /* a busy turn */
+      }
+      let turns = 0;
+      while (answered < n && turns < 10 * n) {
+        await new Promise((r) => setImmediate(r));
+        turns++;
+      }
+      expect(answered).toBe(n);
+      return turns;
+    } finally {
+      for (const c of clients.splice(0)) c.destroy();
+      await api.stop();
+    }
+  }
+
+  it('answers connections that queued during a busy turn several per turn, where one handle takes one', async () => {
+    const withEight = await turnsToAnswer(8, 48);
+    const withOne = await turnsToAnswer(1, 48);
+    expect(withEight).toBeLessThanOrEqual(16);
+    expect(withOne).toBeGreaterThanOrEqual(40);
   });
 });
