@@ -30,6 +30,10 @@ const TIMEOUT_MS = 10_000;
 export interface Acceptors {
   /** How many handles accept on the socket, the server's own included. */
   readonly count: number;
+  /**
+   * Stops the extra handles accepting, at once; resolves when the connections they accepted have ended.
+   * Close the HTTP server's connections before awaiting it: they are the same connections.
+   */
   close(): Promise<void>;
 }
 
@@ -66,10 +70,12 @@ export async function addAcceptors(
   }
   return {
     count: 1 + extras.length,
-    close: () =>
-      Promise.all(extras.map((s) => new Promise<void>((resolve) => s.close(() => resolve())))).then(
-        () => undefined,
-      ),
+    close: () => {
+      // Each extra handle stops accepting at once (close() closes it before its callback); the callback
+      // comes once the connections it accepted have ended, which the HTTP server closes (they are its).
+      const drained = extras.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+      return Promise.all(drained).then(() => undefined);
+    },
   };
 }
 

@@ -264,8 +264,9 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
     port,
     stop: async () => {
       await ws?.dispose();
-      await acceptors.close();
+      const acceptorsDrained = acceptors.close();
       await closeServer(http);
+      await acceptorsDrained;
       for (const e of Object.values(endpoints)) await e.apollo.stop();
     },
   };

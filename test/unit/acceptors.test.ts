@@ -3,10 +3,12 @@
 import { createServer, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildSchema } from 'graphql';
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import { buildSchema, type GraphQLSchema } from 'graphql';
 import { addAcceptors, type Acceptors } from '../../src/api/acceptors.ts';
 import { startGraphqlServer } from '../../src/api/server.ts';
 import { silentLogger } from '../../src/ports/logger.ts';
+import type { TokenVerifier } from '../../src/ports/token-verifier.ts';
 
 const BACKLOG = 4096;
 let server: Server | undefined;
@@ -118,32 +120,38 @@ describe('extra connection acceptors', () => {
   });
 });
 
+const LIMITS = {
+  maxDepth: 10,
+  maxAliases: 30,
+  maxTokens: 5000,
+  maxCost: 50_000,
+  maxBodyBytes: 1024 * 1024,
+  maxWsSubscriptions: 10,
+};
+const NO_TOKENS: TokenVerifier = { verify: () => Promise.reject(new Error('no tokens here')) };
+
+/** The real API server (startGraphqlServer) with one endpoint and `acceptors` handles. */
+function startServer(
+  acceptors: number,
+  schema: GraphQLSchema = buildSchema('type Query { a: Int }'),
+  verifier: TokenVerifier = NO_TOKENS,
+) {
+  return startGraphqlServer({
+    component: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    acceptors,
+    limits: LIMITS,
+    logger: silentLogger,
+    endpoints: { '/graphql': { schema, verifier, introspection: false } },
+    readiness: () => Promise.resolve({ ready: true, checks: {} }),
+  });
+}
+
 describe('the API server', () => {
   /** Turns of this process's loop until `n` new connections, queued while it was blocked, are answered. */
   async function turnsToAnswer(acceptors: number, n: number): Promise<number> {
-    const api = await startGraphqlServer({
-      component: 'test',
-      host: '127.0.0.1',
-      port: 0,
-      acceptors,
-      limits: {
-        maxDepth: 10,
-        maxAliases: 30,
-        maxTokens: 5000,
-        maxCost: 50_000,
-        maxBodyBytes: 1024 * 1024,
-        maxWsSubscriptions: 10,
-      },
-      logger: silentLogger,
-      endpoints: {
-        '/graphql': {
-          schema: buildSchema('type Query { a: Int }'),
-          verifier: { verify: () => Promise.reject(new Error('no tokens here')) },
-          introspection: false,
-        },
-      },
-      readiness: () => Promise.resolve({ ready: true, checks: {} }),
-    });
+    const api = await startServer(acceptors);
     try {
       let answered = 0;
       for (let i = 0; i < n; i++) {
@@ -176,5 +184,80 @@ describe('the API server', () => {
     const withOne = await turnsToAnswer(1, 48);
     expect(withEight).toBeLessThanOrEqual(16);
     expect(withOne).toBeGreaterThanOrEqual(40);
+  });
+});
+
+describe('stopping the API server with extra acceptors', () => {
+  it('answers the requests in flight on every handle before it resolves', async () => {
+    let started = 0;
+    let done = 0;
+    const api = await startServer(
+      8,
+      makeExecutableSchema({
+        typeDefs: 'type Query { slow(ms: Int!): Int }',
+        resolvers: {
+          Query: {
+            slow: (_: unknown, a: { ms: number }) => {
+              started++;
+              return new Promise((r) =>
+                setTimeout(() => {
+                  done++;
+                  r(1);
+                }, a.ms),
+              );
+            },
+          },
+        },
+      }),
+      {
+        verify: () =>
+          Promise.resolve({
+            iss: 'test',
+            sub: 'u',
+            tenant: 't',
+            scopes: new Set(),
+            actors: [],
+            tokenId: undefined,
+            expiresAt: undefined,
+          }),
+      },
+    );
+    // Different lengths, so the longest is on whichever handle accepted it.
+    const calls = Array.from({ length: 24 }, (_, i) =>
+      fetch(`http://127.0.0.1:${api.port}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer x', connection: 'close' },
+        body: JSON.stringify({ query: `{ slow(ms: ${100 + 40 * i}) }` }),
+      }).then((r) => r.json()),
+    );
+    while (started < 24) await new Promise((r) => setTimeout(r, 10));
+    await api.stop();
+    expect(done).toBe(24);
+    expect(await Promise.all(calls)).toEqual(Array.from({ length: 24 }, () => ({ data: { slow: 1 } })));
+  });
+
+  it('does not wait for idle keep-alive connections, on whichever handle they came', async () => {
+    const api = await startServer(8);
+    // 32 connections, each with one answered request, then left open and idle.
+    await Promise.all(
+      Array.from(
+        { length: 32 },
+        () =>
+          new Promise<void>((resolve) => {
+            const c = connect(api.port, '127.0.0.1');
+            clients.push(c);
+            c.on('error', () => undefined);
+            c.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n');
+            c.once('data', () => resolve());
+          }),
+      ),
+    );
+    // Idle connections are closed at once; an extra handle that waited for its own would hold the stop
+    // until the sockets time out (30 s here before this was fixed). 3 s separates the two.
+    const outcome = await Promise.race([
+      api.stop().then(() => 'stopped'),
+      new Promise((r) => setTimeout(() => r('still waiting after 3 s'), 3_000)),
+    ]);
+    expect(outcome).toBe('stopped');
   });
 });
