@@ -51,8 +51,10 @@ export async function addAcceptors(
   const handle = (server as unknown as { _handle?: unknown })._handle;
   if (count <= 1 || !handle) return { count: 1, close: () => Promise.resolve() };
   const extras: Server[] = [];
+  const spare: unknown[] = [];
   try {
-    for (const h of await duplicates(handle, count - 1)) {
+    spare.push(...(await duplicates(handle, count - 1)));
+    for (let h = spare.shift(); h !== undefined; h = spare.shift()) {
       const s = createServer();
       s.on('connection', (socket) => server.emit('connection', socket));
       s.on('error', onError);
@@ -67,6 +69,8 @@ export async function addAcceptors(
     }
   } catch (e) {
     onError(e instanceof Error ? e : new Error(String(e)));
+    // A descriptor left open would keep the port taking handshakes after the server closes.
+    spare.forEach(closeHandle);
   }
   return {
     count: 1 + extras.length,
@@ -91,8 +95,9 @@ async function duplicates(handle: unknown, n: number): Promise<unknown[]> {
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const got: unknown[] = [];
+  let complete = false;
   try {
-    return await new Promise<unknown[]>((resolve, reject) => {
+    const all = await new Promise<unknown[]>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`no handles back within ${TIMEOUT_MS} ms`)),
         TIMEOUT_MS,
@@ -108,7 +113,10 @@ async function duplicates(handle: unknown, n: number): Promise<unknown[]> {
       });
       for (let i = 0; i < n; i++) child.send('dup', handle as never);
     });
+    complete = true;
+    return all;
   } finally {
+    if (!complete) got.forEach(closeHandle);
     if (child.connected) child.disconnect();
     if (child.exitCode === null && child.signalCode === null) {
       const force = setTimeout(() => child.kill('SIGKILL'), 2_000);
@@ -117,4 +125,8 @@ async function duplicates(handle: unknown, n: number): Promise<unknown[]> {
       clearTimeout(force);
     }
   }
+}
+
+function closeHandle(h: unknown): void {
+  (h as { close?: () => void }).close?.();
 }
