@@ -47,13 +47,15 @@ export async function addAcceptors(
   count: number,
   backlog: number,
   onError: (e: Error) => void,
+  /** The program that echoes handles (a test gives one that cannot start). */
+  node: string = process.execPath,
 ): Promise<Acceptors> {
   const handle = (server as unknown as { _handle?: unknown })._handle;
   if (count <= 1 || !handle) return { count: 1, close: () => Promise.resolve() };
   const extras: Server[] = [];
   const spare: unknown[] = [];
   try {
-    spare.push(...(await duplicates(handle, count - 1)));
+    spare.push(...(await duplicates(handle, count - 1, node)));
     for (let h = spare.shift(); h !== undefined; h = spare.shift()) {
       const s = createServer();
       s.on('connection', (socket) => server.emit('connection', socket));
@@ -88,8 +90,8 @@ export async function addAcceptors(
  * once the echo has exited: until then it holds copies of the socket, which would keep the port open
  * after the server closes.
  */
-async function duplicates(handle: unknown, n: number): Promise<unknown[]> {
-  const child = spawn(process.execPath, ['-e', ECHO], {
+async function duplicates(handle: unknown, n: number, node: string): Promise<unknown[]> {
+  const child = spawn(node, ['-e', ECHO], {
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     env: {},
   });
@@ -102,7 +104,7 @@ async function duplicates(handle: unknown, n: number): Promise<unknown[]> {
         () => reject(new Error(`no handles back within ${TIMEOUT_MS} ms`)),
         TIMEOUT_MS,
       );
-      child.once('error', reject);
+      child.on('error', reject); // every failed send emits one
       void exited.then(() => reject(new Error('the handle echo exited early')));
       child.on('message', (_m, h) => {
         got.push(h);

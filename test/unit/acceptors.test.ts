@@ -1,8 +1,11 @@
 // Extra connection acceptors (src/api/acceptors.ts): a busy event loop takes more than one queued
 // connection per turn. Real sockets on 127.0.0.1; no database.
 import { createServer, type Server } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
 import { makeExecutableSchema } from '@graphql-tools/schema';
 import { buildSchema, type GraphQLSchema } from 'graphql';
 import { addAcceptors, type Acceptors } from '../../src/api/acceptors.ts';
@@ -66,6 +69,27 @@ async function busyTurnThenCount(done: () => boolean, max: number): Promise<numb
   return turns;
 }
 
+/** 'connected', or the error code of a connect to the port. */
+function connectOutcome(port: number): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const c = connect(port, '127.0.0.1');
+    c.once('connect', () => {
+      c.destroy();
+      resolve('connected');
+    });
+    c.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
+  });
+}
+
+/** Closes the acceptors and the server, then tries the port. */
+async function closeAllThenConnect(s: Server, port: number): Promise<string> {
+  await acceptors?.close();
+  acceptors = undefined;
+  await new Promise<void>((r) => s.close(() => r()));
+  server = undefined;
+  return connectOutcome(port);
+}
+
 describe('extra connection acceptors', () => {
   it('take up to one queued connection each per loop turn, where Node alone takes one', async () => {
     const { server: s, port } = await listening();
@@ -104,19 +128,35 @@ describe('extra connection acceptors', () => {
     acceptors = await addAcceptors(s, 4, BACKLOG, (e) => {
       throw e;
     });
-    await acceptors.close();
-    acceptors = undefined;
-    await new Promise<void>((r) => s.close(() => r()));
-    server = undefined;
-    const refused = await new Promise<string>((resolve) => {
-      const c = connect(port, '127.0.0.1');
-      c.once('connect', () => {
-        c.destroy();
-        resolve('connected');
-      });
-      c.once('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? 'error'));
-    });
-    expect(refused).toBe('ECONNREFUSED');
+    expect(await closeAllThenConnect(s, port)).toBe('ECONNREFUSED');
+  });
+
+  it('leave the server its one handle, and say why, when the echo cannot start', async () => {
+    const { server: s, port } = await listening();
+    const errors: string[] = [];
+    acceptors = await addAcceptors(s, 8, BACKLOG, (e) => errors.push(e.message), '/nonexistent/node');
+    expect(acceptors.count).toBe(1);
+    expect(errors.join(' ')).toMatch(/ENOENT/);
+    const answer = await fetch(`http://127.0.0.1:${port}/`).then((r) => r.text());
+    expect(answer).toBe('ok');
+  });
+
+  it('close the handles a failed trip brought back (an echo that answers some and exits)', async () => {
+    const { server: s, port } = await listening();
+    const errors: string[] = [];
+    // A program that echoes one handle and exits, as node -e: the trip for 7 fails after the first.
+    const dir = mkdtempSync(join(tmpdir(), 'muninn-echo-'));
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const script = join(dir, 'echo-one.sh');
+    writeFileSync(
+      script,
+      `#!/bin/sh\nexec "${process.execPath}" -e "process.once('message', (_m, h) => process.send('dup', h, () => process.exit(0)))"\n`,
+      { mode: 0o755 },
+    );
+    acceptors = await addAcceptors(s, 8, BACKLOG, (e) => errors.push(e.message), script);
+    expect(acceptors.count).toBe(1);
+    expect(errors.join(' ')).toMatch(/exited early/);
+    expect(await closeAllThenConnect(s, port)).toBe('ECONNREFUSED');
   });
 
   it('add nothing to a server that is not listening', async () => {
