@@ -53,10 +53,10 @@ export async function addAcceptors(
   const handle = (server as unknown as { _handle?: unknown })._handle;
   if (count <= 1 || !handle) return { count: 1, close: () => Promise.resolve() };
   const extras: Server[] = [];
-  const spare: unknown[] = [];
+  let handles: unknown[] = [];
   try {
-    spare.push(...(await duplicates(handle, count - 1, node)));
-    for (let h = spare.shift(); h !== undefined; h = spare.shift()) {
+    handles = await duplicates(handle, count - 1, node);
+    for (const h of handles) {
       const s = createServer();
       s.on('connection', (socket) => server.emit('connection', socket));
       s.on('error', onError);
@@ -72,7 +72,7 @@ export async function addAcceptors(
   } catch (e) {
     onError(e instanceof Error ? e : new Error(String(e)));
     // A descriptor left open would keep the port taking handshakes after the server closes.
-    spare.forEach(closeHandle);
+    handles.slice(extras.length).forEach(closeHandle);
   }
   return {
     count: 1 + extras.length,
@@ -97,9 +97,8 @@ async function duplicates(handle: unknown, n: number, node: string): Promise<unk
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const got: unknown[] = [];
-  let complete = false;
   try {
-    const all = await new Promise<unknown[]>((resolve, reject) => {
+    return await new Promise<unknown[]>((resolve, reject) => {
       const timer = setTimeout(
         () => reject(new Error(`no handles back within ${TIMEOUT_MS} ms`)),
         TIMEOUT_MS,
@@ -115,10 +114,10 @@ async function duplicates(handle: unknown, n: number, node: string): Promise<unk
       });
       for (let i = 0; i < n; i++) child.send('dup', handle as never);
     });
-    complete = true;
-    return all;
+  } catch (e) {
+    got.forEach(closeHandle);
+    throw e;
   } finally {
-    if (!complete) got.forEach(closeHandle);
     if (child.connected) child.disconnect();
     if (child.exitCode === null && child.signalCode === null) {
       const force = setTimeout(() => child.kill('SIGKILL'), 2_000);
