@@ -11,6 +11,7 @@ import {
   type JWSHeaderParameters,
   type JWSAlgorithm,
   type JWTPayload,
+  type JWTVerifyOptions,
   type CryptoKey,
 } from 'jose';
 import { forbidden, isMuninnError, unauthenticated, type MuninnError } from '../../domain/errors.ts';
@@ -56,6 +57,32 @@ type KeyResolver = (header: JWSHeaderParameters, token: FlattenedJWSInput) => Pr
  * Fails closed: every problem, including an unreachable or unreadable JWKS, is UNAUTHENTICATED.
  */
 export function createJoseVerifier(opts: JoseVerifierOptions): TokenVerifier {
+  const checks = verifierChecks(opts);
+  return {
+    async verify(token: string): Promise<Principal> {
+      if (typeof token !== 'string' || token.length === 0) throw unauthenticated('missing token');
+      if (token.length > MAX_TOKEN_CHARS) throw unauthenticated('token too large');
+      if (!COMPACT_JWS_RE.test(token)) throw unauthenticated('malformed token');
+
+      const principal = (await fromCache(checks, token)) ?? (await fullCheck(checks, token));
+      if (opts.requireScope !== undefined && !hasScope(principal, opts.requireScope)) {
+        throw forbidden(`missing scope: ${opts.requireScope}`);
+      }
+      return principal;
+    },
+  };
+}
+
+/** What one verifier checks tokens with, built once from its options. */
+interface VerifierChecks {
+  readonly opts: JoseVerifierOptions;
+  readonly getKey: KeyResolver;
+  readonly verifyOptions: JWTVerifyOptions;
+  // Tokens already checked, with the key that checked them (see verified-tokens.ts for when one is reused).
+  readonly verified: VerifiedTokens;
+}
+
+function verifierChecks(opts: JoseVerifierOptions): VerifierChecks {
   const algorithms = allowedAlgorithms(opts.algorithms);
   if (algorithms.length === 0) {
     // A configuration error, surfaced at startup rather than as a stream of 401s.
@@ -76,58 +103,48 @@ export function createJoseVerifier(opts: JoseVerifierOptions): TokenVerifier {
     clockTolerance: opts.clockSkewS,
     requiredClaims: ['exp', 'sub', opts.tenantClaim],
   };
+  return { opts, getKey, verifyOptions, verified: new VerifiedTokens() };
+}
 
-  // Tokens already checked, with the key that checked them (see verified-tokens.ts for when one is reused).
-  const verified = new VerifiedTokens();
-
-  /** The cached principal while its key is still the JWKS's and it has not expired; else undefined. */
-  const fromCache = async (token: string): Promise<Principal | undefined> => {
-    const hit = verified.get(token);
-    if (!hit) return undefined;
-    // As jose decides it: expired once exp <= now − skew, in whole seconds.
-    if (hit.exp <= Math.floor(Date.now() / 1000) - opts.clockSkewS) {
-      verified.delete(token);
-      throw unauthenticated('token expired');
-    }
-    const [protectedHeader = '', payload = '', signature = ''] = token.split('.');
-    const key = await getKey(decodeProtectedHeader(token), {
-      protected: protectedHeader,
-      payload,
-      signature,
-    }).catch(() => undefined); // no key now: the full check below says why, precisely
-    if (key === hit.key) return hit.principal;
+/** The cached principal while its key is still the JWKS's and it has not expired; else undefined. */
+async function fromCache(
+  { opts, getKey, verified }: VerifierChecks,
+  token: string,
+): Promise<Principal | undefined> {
+  const hit = verified.get(token);
+  if (!hit) return undefined;
+  // As jose decides it: expired once exp <= now − skew, in whole seconds.
+  if (hit.exp <= Math.floor(Date.now() / 1000) - opts.clockSkewS) {
     verified.delete(token);
-    return undefined;
-  };
+    throw unauthenticated('token expired');
+  }
+  const [protectedHeader = '', payload = '', signature = ''] = token.split('.');
+  const key = await getKey(decodeProtectedHeader(token), {
+    protected: protectedHeader,
+    payload,
+    signature,
+  }).catch(() => undefined); // no key now: the full check below says why, precisely
+  if (key === hit.key) return hit.principal;
+  verified.delete(token);
+  return undefined;
+}
 
-  const fullCheck = async (token: string): Promise<Principal> => {
-    let used: CryptoKey | undefined;
-    const keyFor: KeyResolver = async (header, t) => (used = await getKey(header, t));
-    let payload: JWTPayload;
-    try {
-      ({ payload } = await jwtVerify(token, keyFor, verifyOptions));
-    } catch (e) {
-      throw toUnauthenticated(e);
-    }
-    const principal = toPrincipal(payload, opts);
-    if (used && typeof payload.exp === 'number')
-      verified.set(token, { principal, key: used, exp: payload.exp });
-    return principal;
-  };
-
-  return {
-    async verify(token: string): Promise<Principal> {
-      if (typeof token !== 'string' || token.length === 0) throw unauthenticated('missing token');
-      if (token.length > MAX_TOKEN_CHARS) throw unauthenticated('token too large');
-      if (!COMPACT_JWS_RE.test(token)) throw unauthenticated('malformed token');
-
-      const principal = (await fromCache(token)) ?? (await fullCheck(token));
-      if (opts.requireScope !== undefined && !hasScope(principal, opts.requireScope)) {
-        throw forbidden(`missing scope: ${opts.requireScope}`);
-      }
-      return principal;
-    },
-  };
+async function fullCheck(
+  { opts, getKey, verifyOptions, verified }: VerifierChecks,
+  token: string,
+): Promise<Principal> {
+  let used: CryptoKey | undefined;
+  const keyFor: KeyResolver = async (header, t) => (used = await getKey(header, t));
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, keyFor, verifyOptions));
+  } catch (e) {
+    throw toUnauthenticated(e);
+  }
+  const principal = toPrincipal(payload, opts);
+  if (used && typeof payload.exp === 'number')
+    verified.set(token, { principal, key: used, exp: payload.exp });
+  return principal;
 }
 
 function allowedAlgorithms(list: readonly string[]): JWSAlgorithm[] {
