@@ -49,73 +49,86 @@ type Reply =
   | { type: 'result'; id: number; out?: Record<string, TensorData>; error?: string }
   | { type: 'released'; id: number };
 
+/** A worker that has loaded the model, with the model's input and output names. */
+interface Started {
+  readonly worker: Worker;
+  readonly names: { inputNames: string[]; outputNames: string[] };
+}
+
+/** One worker session's state: the worker (started or starting) and the requests it has not answered. */
+interface WorkerState {
+  readonly bytes: Uint8Array;
+  readonly options: SessionOptions;
+  readonly pending: Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>;
+  ids: number;
+  current: Promise<Started> | null;
+}
+
 /**
  * The session in a worker thread. Requests are answered in order by id; a worker that dies fails what it
  * was asked and the next run starts a new one. The worker keeps the process alive only while it has work.
  */
 export async function workerSession(bytes: Uint8Array, options: SessionOptions): Promise<OrtSession> {
-  let ids = 0;
-  const pending = new Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>();
-  let current: Promise<{ worker: Worker; names: { inputNames: string[]; outputNames: string[] } }> | null =
-    null;
-
-  const start = () =>
-    new Promise<NonNullable<Awaited<typeof current>>>((resolve, reject) => {
-      const worker = new Worker(new URL('./ort-worker.mjs', import.meta.url), {
-        workerData: { bytes, options },
-      });
-      worker.unref();
-      worker.on('message', (m: Reply) => {
-        if (m.type === 'ready') resolve({ worker, names: m });
-        else if (m.type === 'failed') {
-          // A model that cannot load: the worker is ended (its exit clears `current`, so a later call tries again).
-          reject(new Error(`onnxruntime worker: ${m.error}`));
-          void worker.terminate();
-        } else {
-          const p = pending.get(m.id);
-          pending.delete(m.id);
-          if (pending.size === 0) worker.unref();
-          p?.resolve(m);
-        }
-      });
-      const died = (e: Error) => {
-        current = null;
-        reject(e);
-        for (const p of pending.values()) p.reject(e);
-        pending.clear();
-      };
-      worker.on('error', died);
-      worker.on('exit', (code) => died(new Error(`onnxruntime worker exited (code ${code})`)));
-    });
-
-  const ask = async (message: object): Promise<Reply> => {
-    current ??= start();
-    const { worker } = await current;
-    const id = ++ids;
-    return new Promise<Reply>((resolve, reject) => {
-      if (pending.size === 0) worker.ref();
-      pending.set(id, { resolve, reject });
-      worker.postMessage({ ...message, id });
-    });
-  };
-
-  current = start();
-  const { names } = await current;
+  const s: WorkerState = { bytes, options, pending: new Map(), ids: 0, current: null };
+  s.current = start(s);
+  const { names } = await s.current;
   return {
     inputNames: names.inputNames,
     outputNames: names.outputNames,
     async run(feeds, fetches) {
-      const reply = await ask({ type: 'run', feeds, fetches: [...fetches] });
+      const reply = await ask(s, { type: 'run', feeds, fetches: [...fetches] });
       if (reply.type !== 'result' || !reply.out)
         throw new Error(`onnxruntime worker: ${(reply as { error?: string }).error}`);
       return reply.out;
     },
     async release() {
-      if (!current) return;
-      const { worker } = await current;
-      await ask({ type: 'release' });
-      current = null;
+      if (!s.current) return;
+      const { worker } = await s.current;
+      await ask(s, { type: 'release' });
+      s.current = null;
       await worker.terminate();
     },
   };
+}
+
+function start(s: WorkerState): Promise<Started> {
+  const { pending } = s;
+  return new Promise<Started>((resolve, reject) => {
+    const worker = new Worker(new URL('./ort-worker.mjs', import.meta.url), {
+      workerData: { bytes: s.bytes, options: s.options },
+    });
+    worker.unref();
+    worker.on('message', (m: Reply) => {
+      if (m.type === 'ready') resolve({ worker, names: m });
+      else if (m.type === 'failed') {
+        // A model that cannot load: the worker is ended (its exit clears `current`, so a later call tries again).
+        reject(new Error(`onnxruntime worker: ${m.error}`));
+        void worker.terminate();
+      } else {
+        const p = pending.get(m.id);
+        pending.delete(m.id);
+        if (pending.size === 0) worker.unref();
+        p?.resolve(m);
+      }
+    });
+    const died = (e: Error) => {
+      s.current = null;
+      reject(e);
+      for (const p of pending.values()) p.reject(e);
+      pending.clear();
+    };
+    worker.on('error', died);
+    worker.on('exit', (code) => died(new Error(`onnxruntime worker exited (code ${code})`)));
+  });
+}
+
+async function ask(s: WorkerState, message: object): Promise<Reply> {
+  s.current ??= start(s);
+  const { worker } = await s.current;
+  const id = ++s.ids;
+  return new Promise<Reply>((resolve, reject) => {
+    if (s.pending.size === 0) worker.ref();
+    s.pending.set(id, { resolve, reject });
+    worker.postMessage({ ...message, id });
+  });
 }
