@@ -18,7 +18,7 @@ import { createHash } from 'node:crypto';
 import { access, readFile } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import { type Embedder, l2normalize } from '../../ports/embedder.ts';
-import { callerSession, workerSession, type TensorData } from './ort-session.ts';
+import { callerSession, workerSession, type OrtSession, type TensorData } from './ort-session.ts';
 import { DEFAULT_MAX_TOKENS, WordPieceTokenizer } from './wordpiece.ts';
 
 /** The dimensions of both provisioned models, and the default when a manifest names none. */
@@ -149,6 +149,46 @@ export async function createOnnxEmbedder(
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new RangeError('batchSize must be a positive integer');
 
+  const files = await readModelFiles(modelDir, opts.maxTokens ?? DEFAULT_MAX_TOKENS);
+  const { onnxSha256, source, model, pooling, dimensions } = files;
+  const modelId = `${model}@${source}#${onnxSha256.slice(0, 12)}`;
+  const m = await openModel(files, threads, opts.thread);
+
+  // One session.run at a time: concurrent callers interleave chunk by chunk, and CPU use stays at `threads`.
+  const serialized = serializer();
+  let closed = false;
+  const batchInvariant = await isBatchInvariant(m, serialized);
+
+  return {
+    modelId,
+    dimensions,
+    batchInvariant,
+    info: { modelDir, onnxSha256, source, model, pooling },
+    async embed(texts: readonly string[]): Promise<Float32Array[]> {
+      if (closed) throw new Error('embedder is closed');
+      return embedTexts(m, serialized, batchSize, texts);
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await serialized(() => m.session.release());
+    },
+  };
+}
+
+/** The model directory's files, read and checked: the tokenizer, the ONNX bytes and what names them. */
+interface ModelFiles {
+  readonly onnxPath: string;
+  readonly tokenizer: WordPieceTokenizer;
+  readonly bytes: Uint8Array;
+  readonly onnxSha256: string;
+  readonly source: string;
+  readonly model: string;
+  readonly pooling: Pooling;
+  readonly dimensions: number;
+}
+
+async function readModelFiles(modelDir: string, maxTokens: number): Promise<ModelFiles> {
   const onnxPath = join(modelDir, 'model.onnx');
   if (!(await exists(onnxPath))) {
     throw new Error(`embedding model not found at ${onnxPath}; run \`node scripts/fetch-model.mjs\``);
@@ -156,9 +196,7 @@ export async function createOnnxEmbedder(
   const vocabPath = (await exists(join(modelDir, 'vocab.txt')))
     ? join(modelDir, 'vocab.txt')
     : join(modelDir, 'tokenizer.json');
-  const tokenizer = await WordPieceTokenizer.fromFile(vocabPath, {
-    maxTokens: opts.maxTokens ?? DEFAULT_MAX_TOKENS,
-  });
+  const tokenizer = await WordPieceTokenizer.fromFile(vocabPath, { maxTokens });
 
   const bytes = await readFile(onnxPath);
   const onnxSha256 = createHash('sha256').update(bytes).digest('hex');
@@ -169,13 +207,33 @@ export async function createOnnxEmbedder(
       `${onnxPath} has SHA-256 ${onnxSha256}, manifest says ${pinned}; re-run scripts/fetch-model.mjs`,
     );
   }
-  const source = manifest?.package && manifest.version ? `${manifest.package}-${manifest.version}` : 'local';
-  const model = manifest?.model ?? basename(resolve(modelDir));
-  const pooling = manifest?.pooling ?? 'mean';
-  const dimensions = manifest?.dimensions ?? DEFAULT_DIMENSIONS;
-  const modelId = `${model}@${source}#${onnxSha256.slice(0, 12)}`;
+  return {
+    onnxPath,
+    tokenizer,
+    bytes,
+    onnxSha256,
+    source: manifest?.package && manifest.version ? `${manifest.package}-${manifest.version}` : 'local',
+    model: manifest?.model ?? basename(resolve(modelDir)),
+    pooling: manifest?.pooling ?? 'mean',
+    dimensions: manifest?.dimensions ?? DEFAULT_DIMENSIONS,
+  };
+}
 
-  const session = await (opts.thread === 'caller' ? callerSession : workerSession)(bytes, {
+/** The files with their session, and the session's names for what goes in and comes out. */
+interface Model {
+  readonly files: ModelFiles;
+  readonly session: OrtSession;
+  readonly inputNames: ReadonlySet<string>;
+  readonly outputName: string;
+}
+
+async function openModel(
+  files: ModelFiles,
+  threads: number,
+  thread: OnnxEmbedderOptions['thread'],
+): Promise<Model> {
+  const { onnxPath } = files;
+  const session = await (thread === 'caller' ? callerSession : workerSession)(files.bytes, {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
@@ -196,83 +254,92 @@ export async function createOnnxEmbedder(
     ? 'last_hidden_state'
     : session.outputNames[0];
   if (outputName === undefined) throw new Error(`${onnxPath}: model has no outputs`);
+  return { files, session, inputNames, outputName };
+}
 
-  // One session.run at a time: concurrent callers interleave chunk by chunk, and CPU use stays at `threads`.
+type Serialized = <T>(fn: () => Promise<T>) => Promise<T>;
+
+/** Runs the functions it is given one at a time, each once the one before has settled. */
+function serializer(): Serialized {
   let queue: Promise<unknown> = Promise.resolve();
-  const serialized = <T>(fn: () => Promise<T>): Promise<T> => {
+  return <T>(fn: () => Promise<T>): Promise<T> => {
     const run = queue.then(fn, fn);
     queue = run.catch(() => undefined);
     return run;
   };
-  let closed = false;
+}
 
-  async function runChunk(rows: readonly (readonly number[])[]): Promise<Float32Array[]> {
-    const enc = tokenizer.padBatch(rows);
-    const dims = [enc.batchSize, enc.seqLen];
-    const feeds: Record<string, TensorData> = {
-      input_ids: { type: 'int64', data: enc.inputIds, dims },
-      attention_mask: { type: 'int64', data: enc.attentionMask, dims },
-    };
-    if (inputNames.has('token_type_ids'))
-      feeds['token_type_ids'] = { type: 'int64', data: enc.tokenTypeIds, dims };
-    const results = await session.run(feeds, [outputName!]);
-    const out = results[outputName!];
-    if (!out || out.type !== 'float32') throw new Error(`${onnxPath}: unexpected output ${outputName}`);
-    const data = out.data as Float32Array;
-    let vectors: Float32Array[];
-    if (out.dims.length === 2) {
-      // Already pooled (some exports add the pooling to the graph).
-      const d = out.dims[1]!;
-      vectors = [];
-      for (let b = 0; b < enc.batchSize; b++) vectors.push(l2normalize(data.slice(b * d, (b + 1) * d)));
-    } else {
-      const [ob, os, d] = out.dims as readonly number[];
-      if (ob !== enc.batchSize || os !== enc.seqLen || d === undefined) {
-        throw new Error(`${onnxPath}: output dims [${out.dims.join(', ')}] do not match the batch`);
-      }
-      vectors = poolHiddenStates(data, [ob, os, d], enc.attentionMask, pooling);
+async function runChunk(m: Model, rows: readonly (readonly number[])[]): Promise<Float32Array[]> {
+  const { onnxPath } = m.files;
+  const enc = m.files.tokenizer.padBatch(rows);
+  const dims = [enc.batchSize, enc.seqLen];
+  const feeds: Record<string, TensorData> = {
+    input_ids: { type: 'int64', data: enc.inputIds, dims },
+    attention_mask: { type: 'int64', data: enc.attentionMask, dims },
+  };
+  if (m.inputNames.has('token_type_ids'))
+    feeds['token_type_ids'] = { type: 'int64', data: enc.tokenTypeIds, dims };
+  const results = await m.session.run(feeds, [m.outputName]);
+  const out = results[m.outputName];
+  if (!out || out.type !== 'float32') throw new Error(`${onnxPath}: unexpected output ${m.outputName}`);
+  const data = out.data as Float32Array;
+  let vectors: Float32Array[];
+  if (out.dims.length === 2) {
+    // Already pooled (some exports add the pooling to the graph).
+    const d = out.dims[1]!;
+    vectors = [];
+    for (let b = 0; b < enc.batchSize; b++) vectors.push(l2normalize(data.slice(b * d, (b + 1) * d)));
+  } else {
+    const [ob, os, d] = out.dims as readonly number[];
+    if (ob !== enc.batchSize || os !== enc.seqLen || d === undefined) {
+      throw new Error(`${onnxPath}: output dims [${out.dims.join(', ')}] do not match the batch`);
     }
-    return vectors;
+    vectors = poolHiddenStates(data, [ob, os, d], enc.attentionMask, m.files.pooling);
   }
+  return vectors;
+}
 
-  // Whether a text's vector stays put when a longer batch-mate joins it (padding masked out): exactly so
-  // for all-MiniLM-L6-v2; bge's int8 export quantizes activations per batch, and its vectors move.
+/**
+ * Whether a text's vector stays put when a longer batch-mate joins it (padding masked out): exactly so
+ * for all-MiniLM-L6-v2; bge's int8 export quantizes activations per batch, and its vectors move.
+ */
+async function isBatchInvariant(m: Model, serialized: Serialized): Promise<boolean> {
+  const { tokenizer } = m.files;
   const probe = tokenizer.encode('muninn probe: the ledger is the source of truth.');
   const mate = tokenizer.encode('a longer batch-mate, '.repeat(12));
-  const [alone] = await serialized(() => runChunk([probe]));
-  const [, mated] = await serialized(() => runChunk([mate, probe]));
-  const batchInvariant = alone!.every((x, i) => Math.abs(x - mated![i]!) < 1e-5);
+  const [alone] = await serialized(() => runChunk(m, [probe]));
+  const [, mated] = await serialized(() => runChunk(m, [mate, probe]));
+  return alone!.every((x, i) => Math.abs(x - mated![i]!) < 1e-5);
+}
 
-  return {
-    modelId,
-    dimensions,
-    batchInvariant,
-    info: { modelDir, onnxSha256, source, model, pooling },
-    async embed(texts: readonly string[]): Promise<Float32Array[]> {
-      if (closed) throw new Error('embedder is closed');
-      // Chunks of similar length waste less on padding. Padding is masked out, so a text's vector does not
-      // depend on its batch-mates — exactly for all-MiniLM-L6-v2; bge's int8 export quantizes activations
-      // per batch, so there it moves slightly (cosine ≈ 0.996).
-      const rows = texts.map((t) => tokenizer.encode(t));
-      const order = rows.map((_, i) => i).sort((a, b) => rows[a]!.length - rows[b]!.length);
-      const out = new Array<Float32Array>(texts.length);
-      for (let i = 0; i < order.length; i += batchSize) {
-        const idx = order.slice(i, i + batchSize);
-        const vectors = await serialized(() => runChunk(idx.map((j) => rows[j]!)));
-        idx.forEach((j, k) => {
-          const v = vectors[k]!;
-          if (v.length !== dimensions) {
-            throw new Error(`${onnxPath}: produced ${v.length}-dimensional vectors, expected ${dimensions}`);
-          }
-          out[j] = v;
-        });
+async function embedTexts(
+  m: Model,
+  serialized: Serialized,
+  batchSize: number,
+  texts: readonly string[],
+): Promise<Float32Array[]> {
+  const { onnxPath, dimensions } = m.files;
+  // Chunks of similar length waste less on padding. Padding is masked out, so a text's vector does not
+  // depend on its batch-mates — exactly for all-MiniLM-L6-v2; bge's int8 export quantizes activations
+  // per batch, so there it moves slightly (cosine ≈ 0.996).
+  const rows = texts.map((t) => m.files.tokenizer.encode(t));
+  const order = rows.map((_, i) => i).sort((a, b) => rows[a]!.length - rows[b]!.length);
+  const out = new Array<Float32Array>(texts.length);
+  for (let i = 0; i < order.length; i += batchSize) {
+    const idx = order.slice(i, i + batchSize);
+    const vectors = await serialized(() =>
+      runChunk(
+        m,
+        idx.map((j) => rows[j]!),
+      ),
+    );
+    idx.forEach((j, k) => {
+      const v = vectors[k]!;
+      if (v.length !== dimensions) {
+        throw new Error(`${onnxPath}: produced ${v.length}-dimensional vectors, expected ${dimensions}`);
       }
-      return out;
-    },
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      await serialized(() => session.release());
-    },
-  };
+      out[j] = v;
+    });
+  }
+  return out;
 }
