@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Consumer, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type LogEntry } from 'kafkajs';
 import { encodeEvent, type LedgerEvent } from '../../domain/events.ts';
 import { MuninnError, unavailable } from '../../domain/errors.ts';
 import type {
@@ -38,6 +38,8 @@ export interface KafkaLedgerOptions {
   /** SASL authentication (the password is never logged: KafkaJS's log lines pass through logCreator). */
   sasl?: KafkaSasl | null;
 }
+
+type ConsumeOptions = Parameters<Ledger['consume']>[0];
 
 interface Pending {
   key: string;
@@ -216,12 +218,7 @@ export class KafkaLedger implements Ledger {
       .sort((a, b) => a.partition - b.partition);
   }
 
-  async consume(opts: {
-    groupId: string;
-    sessionTimeoutMs: number;
-    startAt: (partition: number) => Promise<string | null>;
-    onBatch: (batch: LedgerBatch) => Promise<void>;
-  }): Promise<LedgerSubscription> {
+  async consume(opts: ConsumeOptions): Promise<LedgerSubscription> {
     const consumer = this.kafka.consumer({
       groupId: opts.groupId,
       allowAutoTopicCreation: false,
@@ -256,46 +253,7 @@ export class KafkaLedger implements Ledger {
       // its events keep their order, and a hot tenant's backlog does not hold up the others'. Partitions
       // share no graph state (every node is a tenant's; checkpoints are per partition).
       partitionsConsumedConcurrently: Math.max(1, this.o.partitions),
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale, resolveOffset }) => {
-        if (!isRunning() || isStale() || batch.messages.length === 0) return;
-        // The checkpoint in the graph is the truth. If the broker's committed offset is ahead of it
-        // (e.g. the graph was rebuilt), rewind; skipping behind it is done inside the transaction.
-        const next = await opts.startAt(batch.partition);
-        const first = BigInt(batch.firstOffset() ?? batch.messages[0]!.offset);
-        // If it is far behind (a new group), jump ahead instead of re-reading what is applied.
-        if (next !== null && (BigInt(next) < first || BigInt(next) > first + 1000n)) {
-          consumer.seek({ topic: batch.topic, partition: batch.partition, offset: next });
-          return;
-        }
-        // A heartbeat that finds this member gone is remembered: whatever onBatch then throws, KafkaJS gets
-        // the membership error, which makes it rejoin at once. Any other error makes it re-fetch and retry
-        // the batch for minutes as a member the group has already forgotten.
-        let lost: unknown;
-        const beat = async () => {
-          try {
-            await heartbeat();
-          } catch (e) {
-            if (membershipLost(e)) lost ??= e;
-            throw e;
-          }
-        };
-        try {
-          await opts.onBatch({
-            partition: batch.partition,
-            messages: batch.messages.map((m) => ledgerMessage(batch.partition, m)),
-            heartbeat: beat,
-          });
-        } catch (e) {
-          throw lost ?? e;
-        }
-        const last = batch.messages[batch.messages.length - 1]!.offset;
-        // Without auto-resolve, KafkaJS fetches from the last *resolved* offset: resolve, or the same
-        // batch comes back forever once it fills a whole fetch.
-        resolveOffset(last);
-        await consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) },
-        ]);
-      },
+      eachBatch: (payload) => applyBatch(consumer, opts, payload),
     });
     return {
       done,
@@ -374,6 +332,52 @@ export class KafkaLedger implements Ledger {
     }
     return this.admin;
   }
+}
+
+/** One fetched batch of a consumer's partition: applied from the graph's checkpoint, then committed. */
+async function applyBatch(
+  consumer: Consumer,
+  opts: ConsumeOptions,
+  { batch, heartbeat, isRunning, isStale, resolveOffset }: EachBatchPayload,
+): Promise<void> {
+  if (!isRunning() || isStale() || batch.messages.length === 0) return;
+  // The checkpoint in the graph is the truth. If the broker's committed offset is ahead of it
+  // (e.g. the graph was rebuilt), rewind; skipping behind it is done inside the transaction.
+  const next = await opts.startAt(batch.partition);
+  const first = BigInt(batch.firstOffset() ?? batch.messages[0]!.offset);
+  // If it is far behind (a new group), jump ahead instead of re-reading what is applied.
+  if (next !== null && (BigInt(next) < first || BigInt(next) > first + 1000n)) {
+    consumer.seek({ topic: batch.topic, partition: batch.partition, offset: next });
+    return;
+  }
+  // A heartbeat that finds this member gone is remembered: whatever onBatch then throws, KafkaJS gets
+  // the membership error, which makes it rejoin at once. Any other error makes it re-fetch and retry
+  // the batch for minutes as a member the group has already forgotten.
+  let lost: unknown;
+  const beat = async () => {
+    try {
+      await heartbeat();
+    } catch (e) {
+      if (membershipLost(e)) lost ??= e;
+      throw e;
+    }
+  };
+  try {
+    await opts.onBatch({
+      partition: batch.partition,
+      messages: batch.messages.map((m) => ledgerMessage(batch.partition, m)),
+      heartbeat: beat,
+    });
+  } catch (e) {
+    throw lost ?? e;
+  }
+  const last = batch.messages[batch.messages.length - 1]!.offset;
+  // Without auto-resolve, KafkaJS fetches from the last *resolved* offset: resolve, or the same
+  // batch comes back forever once it fills a whole fetch.
+  resolveOffset(last);
+  await consumer.commitOffsets([
+    { topic: batch.topic, partition: batch.partition, offset: String(BigInt(last) + 1n) },
+  ]);
 }
 
 /** KafkaJS's errors that mean this member no longer owns its partitions (its runner rejoins on them). */
