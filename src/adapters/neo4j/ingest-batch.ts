@@ -291,18 +291,21 @@ export async function entityFacts(
     defaultIdTaken: false,
     defaultIdVisible: false,
   }));
-  for (const r of res.records) {
-    const [exact] = r.get('exact') as Array<{ properties: Record<string, unknown> }>;
-    const [nearest] = r.get('nearest') as Array<{
-      e: { properties: Record<string, unknown> };
-      score: number;
-    }>;
-    out[Number(r.get('i'))] = {
-      exact: exact ? toEntity(exact.properties) : null,
-      nearest: nearest ? { ...toEntity(nearest.e.properties), cosine: 2 * Number(nearest.score) - 1 } : null,
-      defaultIdTaken: r.get('taken') === true,
-      defaultIdVisible: r.get('visible') === true,
-    };
-  }
+  for (const r of res.records) out[Number(r.get('i'))] = toEntityFacts(r);
   return out;
+}
+
+/** One probe's row of entity.factsMany. */
+function toEntityFacts(r: Neo4jRecord): EntityFacts {
+  const [exact] = r.get('exact') as Array<{ properties: Record<string, unknown> }>;
+  const [nearest] = r.get('nearest') as Array<{
+    e: { properties: Record<string, unknown> };
+    score: number;
+  }>;
+  return {
+    exact: exact ? toEntity(exact.properties) : null,
+    nearest: nearest ? { ...toEntity(nearest.e.properties), cosine: 2 * Number(nearest.score) - 1 } : null,
+    defaultIdTaken: r.get('taken') === true,
+    defaultIdVisible: r.get('visible') === true,
+  };
 }
