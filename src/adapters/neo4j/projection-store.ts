@@ -258,6 +258,11 @@ class Neo4jProjectionTx implements ProjectionTx {
          MERGE (n)-[:DERIVED_FROM]->(ep)`,
       { rows: records.map((r) => recordRow(r, unchanged?.get(r))) },
     );
+    this.writeRecordLinks(records, run);
+  }
+
+  /** The records' DERIVED_FROM edges to other records, then their typed relations. */
+  private writeRecordLinks(records: readonly RecordState[], run: Send): void {
     // Record → record derivation (propose's derivedFrom): the taint walk of a rollback follows these.
     const derived = records.flatMap((r) =>
       (r.derivedFrom ?? []).map((target) => ({ tenant: r.tenant, id: r.id, target })),
