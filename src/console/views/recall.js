@@ -95,22 +95,7 @@ function mount(root, { go }) {
           ...(Object.keys(asOf).length ? { asOf } : {}),
         },
       });
-      out.replaceChildren(
-        h(
-          'p',
-          { class: 'muted', id: 'recall-summary' },
-          `${r.items.length} items · ${r.tokens}/${r.budget} tokens · ${r.omitted} omitted · recipe ${r.recipe} · recall ${r.recallId}`,
-        ),
-        r.items.length
-          ? h(
-              'ol',
-              { class: 'cards', id: 'recall-items' },
-              r.items.map((it, i) => item(it, i, go)),
-            )
-          : note('info', 'Nothing visible to you matches.'),
-        h('h3', null, 'Envelope'),
-        h('pre', { class: 'envelope', id: 'recall-envelope' }, r.envelope),
-      );
+      out.replaceChildren(...result(r, go));
     } catch (err) {
       out.replaceChildren(note('error', errorText(err)));
     }
@@ -118,28 +103,52 @@ function mount(root, { go }) {
 
   root.append(
     h('h2', null, 'Recall playground'),
-    h(
-      'form',
-      { class: 'stack', onsubmit: run },
-      field('Query', q),
-      h(
-        'div',
-        { class: 'row' },
-        field('Namespace', ns),
-        field('Purpose', purpose),
-        field('Recipe', recipe),
-        field('Token budget', budget),
-      ),
-      h(
-        'div',
-        { class: 'row' },
-        field('Valid at (world time)', validAt),
-        field('Known at (system time)', knownAt),
-      ),
-      h('button', { type: 'submit', id: 'recall-run' }, 'Recall'),
-    ),
+    form({ q, ns, purpose, recipe, budget, validAt, knownAt }, run),
     out,
   );
+}
+
+function form(f, run) {
+  return h(
+    'form',
+    { class: 'stack', onsubmit: run },
+    field('Query', f.q),
+    h(
+      'div',
+      { class: 'row' },
+      field('Namespace', f.ns),
+      field('Purpose', f.purpose),
+      field('Recipe', f.recipe),
+      field('Token budget', f.budget),
+    ),
+    h(
+      'div',
+      { class: 'row' },
+      field('Valid at (world time)', f.validAt),
+      field('Known at (system time)', f.knownAt),
+    ),
+    h('button', { type: 'submit', id: 'recall-run' }, 'Recall'),
+  );
+}
+
+/** The summary line, the items with why each was returned, and the envelope. */
+function result(r, go) {
+  return [
+    h(
+      'p',
+      { class: 'muted', id: 'recall-summary' },
+      `${r.items.length} items · ${r.tokens}/${r.budget} tokens · ${r.omitted} omitted · recipe ${r.recipe} · recall ${r.recallId}`,
+    ),
+    r.items.length
+      ? h(
+          'ol',
+          { class: 'cards', id: 'recall-items' },
+          r.items.map((it, i) => item(it, i, go)),
+        )
+      : note('info', 'Nothing visible to you matches.'),
+    h('h3', null, 'Envelope'),
+    h('pre', { class: 'envelope', id: 'recall-envelope' }, r.envelope),
+  ];
 }
 
 export default { id: 'recall', title: 'Recall', mount };
