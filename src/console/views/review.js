@@ -22,92 +22,8 @@ function mount(root, { go }) {
   const list = h('ol', { class: 'cards', id: 'review-list' });
   const log = h('div', { id: 'review-log', class: 'log' });
   const cards = new Map();
+  const view = { list, log, cards, go };
   let stop = () => undefined;
-
-  const empty = () => {
-    if (cards.size === 0) list.replaceChildren(h('li', { class: 'empty' }, 'Nothing waits for review here.'));
-    else list.querySelector('.empty')?.remove();
-  };
-
-  function card(p) {
-    const reason = h('input', { placeholder: 'reason for rejecting', class: 'reason' });
-    const out = h('div', { class: 'card-result' });
-    const act = async (doc, input, verb) => {
-      out.replaceChildren(note('info', `${verb}…`));
-      try {
-        const data = await gql(doc, { input });
-        const r = data.approve ?? data.reject;
-        // a stale version (CONFLICT) or a refused approval keeps the card, with the reason
-        if (r.outcome === 'CONFLICT' || (verb === 'approving' && r.outcome === 'REJECTED'))
-          throw new Error(`${r.outcome}: ${r.reason ?? ''}`);
-        log.prepend(
-          note('ok', `${p.record.id} v${p.version}: ${r.outcome}${r.reason ? ` — ${r.reason}` : ''}`),
-        );
-        cards.get(p.id)?.remove();
-        cards.delete(p.id);
-        empty();
-      } catch (e) {
-        out.replaceChildren(note('error', errorText(e)));
-      }
-    };
-    const s = p.record.statement;
-    return h(
-      'li',
-      { class: 'card', dataset: { id: p.id, version: String(p.version) } },
-      h(
-        'div',
-        { class: 'card-head' },
-        h('span', { class: `badge cls` }, p.record.class),
-        h('span', { class: 'badge' }, p.record.sensitivity),
-        h('span', { class: 'ns' }, p.record.namespace),
-      ),
-      h('p', { class: 'text record-text' }, s.text),
-      facts([
-        ['statement', `${s.subject} · ${s.predicate} · ${s.object}`],
-        ['why it waits', p.reasons.join('; ') || '—'],
-        ['flags', p.flags.join(', ') || '—'],
-        ['proposed by', p.proposedBy],
-        ['proposed at', fmtTime(p.createdAt)],
-        [
-          'record',
-          h(
-            'a',
-            { href: '#', onclick: (e) => (e.preventDefault(), go('timeline', p.record.id)) },
-            `${p.record.id} v${p.version}`,
-          ),
-        ],
-      ]),
-      h(
-        'div',
-        { class: 'actions' },
-        h(
-          'button',
-          {
-            class: 'approve',
-            onclick: () => act(APPROVE, { proposalId: p.id, expectedVersion: p.version }, 'approving'),
-          },
-          'Approve',
-        ),
-        reason,
-        h(
-          'button',
-          {
-            class: 'reject',
-            onclick: () =>
-              reason.value.trim()
-                ? act(
-                    REJECT,
-                    { proposalId: p.id, expectedVersion: p.version, reason: reason.value.trim() },
-                    'rejecting',
-                  )
-                : out.replaceChildren(note('error', 'a rejection needs a reason')),
-          },
-          'Reject',
-        ),
-      ),
-      out,
-    );
-  }
 
   function watch(e) {
     e?.preventDefault();
@@ -119,17 +35,11 @@ function mount(root, { go }) {
     sessionStorage.setItem(NS_KEY, namespace);
     status.textContent = `watching ${namespace} (live)`;
     status.className = 'live on';
-    empty();
+    empty(view);
     stop = subscribe(
       FEED,
       { ns: namespace },
-      ({ reviewQueue: p }) => {
-        const el = card(p);
-        cards.get(p.id)?.replaceWith(el);
-        if (!cards.has(p.id)) list.append(el);
-        cards.set(p.id, el);
-        empty();
-      },
+      ({ reviewQueue: p }) => show(view, p),
       (err) => {
         status.textContent = `stopped: ${errorText(err)}`;
         status.className = 'live off';
@@ -152,6 +62,109 @@ function mount(root, { go }) {
   );
   if (ns.value) watch();
   return () => stop();
+}
+
+function empty({ cards, list }) {
+  if (cards.size === 0) list.replaceChildren(h('li', { class: 'empty' }, 'Nothing waits for review here.'));
+  else list.querySelector('.empty')?.remove();
+}
+
+/** A proposal as the feed sends it: a new card, or one that replaces the proposal's card. */
+function show(view, p) {
+  const el = card(view, p);
+  view.cards.get(p.id)?.replaceWith(el);
+  if (!view.cards.has(p.id)) view.list.append(el);
+  view.cards.set(p.id, el);
+  empty(view);
+}
+
+function card(view, p) {
+  const reason = h('input', { placeholder: 'reason for rejecting', class: 'reason' });
+  const out = h('div', { class: 'card-result' });
+  const s = p.record.statement;
+  return h(
+    'li',
+    { class: 'card', dataset: { id: p.id, version: String(p.version) } },
+    h(
+      'div',
+      { class: 'card-head' },
+      h('span', { class: `badge cls` }, p.record.class),
+      h('span', { class: 'badge' }, p.record.sensitivity),
+      h('span', { class: 'ns' }, p.record.namespace),
+    ),
+    h('p', { class: 'text record-text' }, s.text),
+    facts([
+      ['statement', `${s.subject} · ${s.predicate} · ${s.object}`],
+      ['why it waits', p.reasons.join('; ') || '—'],
+      ['flags', p.flags.join(', ') || '—'],
+      ['proposed by', p.proposedBy],
+      ['proposed at', fmtTime(p.createdAt)],
+      [
+        'record',
+        h(
+          'a',
+          { href: '#', onclick: (e) => (e.preventDefault(), view.go('timeline', p.record.id)) },
+          `${p.record.id} v${p.version}`,
+        ),
+      ],
+    ]),
+    actions(view, p, reason, out),
+    out,
+  );
+}
+
+function actions(view, p, reason, out) {
+  return h(
+    'div',
+    { class: 'actions' },
+    h(
+      'button',
+      {
+        class: 'approve',
+        onclick: () =>
+          act(view, p, out, APPROVE, { proposalId: p.id, expectedVersion: p.version }, 'approving'),
+      },
+      'Approve',
+    ),
+    reason,
+    h(
+      'button',
+      {
+        class: 'reject',
+        onclick: () =>
+          reason.value.trim()
+            ? act(
+                view,
+                p,
+                out,
+                REJECT,
+                { proposalId: p.id, expectedVersion: p.version, reason: reason.value.trim() },
+                'rejecting',
+              )
+            : out.replaceChildren(note('error', 'a rejection needs a reason')),
+      },
+      'Reject',
+    ),
+  );
+}
+
+async function act(view, p, out, doc, input, verb) {
+  out.replaceChildren(note('info', `${verb}…`));
+  try {
+    const data = await gql(doc, { input });
+    const r = data.approve ?? data.reject;
+    // a stale version (CONFLICT) or a refused approval keeps the card, with the reason
+    if (r.outcome === 'CONFLICT' || (verb === 'approving' && r.outcome === 'REJECTED'))
+      throw new Error(`${r.outcome}: ${r.reason ?? ''}`);
+    view.log.prepend(
+      note('ok', `${p.record.id} v${p.version}: ${r.outcome}${r.reason ? ` — ${r.reason}` : ''}`),
+    );
+    view.cards.get(p.id)?.remove();
+    view.cards.delete(p.id);
+    empty(view);
+  } catch (e) {
+    out.replaceChildren(note('error', errorText(e)));
+  }
 }
 
 export default { id: 'review', title: 'Review', mount };
