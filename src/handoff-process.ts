@@ -5,11 +5,12 @@ import { Neo4jGraphStore } from './adapters/neo4j/graph-store.ts';
 import { neo4jHandoffStateStore, neo4jTokenReplayGuard } from './adapters/neo4j/handoff-store.ts';
 import { ensureDevKeys } from './adapters/auth/dev-keys.ts';
 import { FileAuditLog } from './adapters/audit/file-audit-log.ts';
+import { nodeOutboxRecords } from './adapters/files/outbox-dir.ts';
 import { OtelAuditLog, otelTracing, startOtlp, teeAudit } from './adapters/tracing/otel.ts';
 import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapters/metrics/prometheus.ts';
 import { buildHandoffSchema, handoffVerifier } from './api/handoff.ts';
 import { startGraphqlServer, type RunningApi } from './api/server.ts';
-import { fileOutboxReader, HandoffService, type OutboxReader } from './handoff/contract.ts';
+import { outboxReader, HandoffService, type OutboxReader } from './handoff/contract.ts';
 import { auditKey, tokenVerifier } from './compose.ts';
 import { systemClock } from './ports/clock.ts';
 import type { Logger } from './ports/logger.ts';
@@ -35,7 +36,7 @@ function createHandoffService(
   config: Config,
   db: CypherExecutor,
   logger: Logger,
-  outbox: OutboxReader = fileOutboxReader(config.handoff.outboxDir),
+  outbox: OutboxReader = outboxReader(nodeOutboxRecords(config.handoff.outboxDir)),
 ): HandoffService {
   return new HandoffService({
     stream: config.handoff.stream,
@@ -68,7 +69,7 @@ export async function startHandoff(
     // Idempotent, as in every other process: the handoff state's constraints exist before the first lease.
     await store.admin.migrate();
     if (config.env !== 'production' && config.auth.jwks.kind === 'file') await ensureDevKeys(config.stateDir);
-    const outbox = fileOutboxReader(config.handoff.outboxDir);
+    const outbox = outboxReader(nodeOutboxRecords(config.handoff.outboxDir));
     const service = createHandoffService(config, store.db, logger, outbox);
     const telemetry = config.metrics ? new PrometheusTelemetry() : undefined;
     metrics = telemetry

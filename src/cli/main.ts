@@ -18,6 +18,7 @@ import { evaluate } from '../eval/evaluate.ts';
 import { formatLocomo, parseLocomoFile, runLocomo, serviceLocomoPorts } from '../eval/locomo.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { nodeTextFiles } from '../adapters/files/text-files.ts';
+import { nodeOutboxStore } from '../adapters/files/outbox-dir.ts';
 import { parseTtl, signDevToken } from '../adapters/auth/dev-keys.ts';
 import { rebuild } from '../projector/rebuild.ts';
 import { isMuninnError } from '../domain/errors.ts';
@@ -272,12 +273,12 @@ async function outboxExport(): Promise<number> {
     {
       source,
       store,
+      outbox: nodeOutboxStore(h.outboxDir),
       clock: systemClock,
       detectSecret: containsSecret,
       key: { keyId: h.pseudonymKey.keyId, secret: new TextEncoder().encode(h.pseudonymKey.secret) },
     },
     {
-      outboxDir: h.outboxDir,
       allowlist: h.allowlist,
       quietPeriodMs: h.quietPeriodMs,
       selectedWebUiSessions: h.selectedWebUiSessions,

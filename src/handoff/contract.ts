@@ -8,11 +8,12 @@
  *   checkpoint    the committed sequence and manifest hash
  *   commit        exact-next compare-and-swap of the checkpoint (checkpoint state only)
  *
- * The outbox is read through `OutboxReader`, which has no write operation; `fileOutboxReader` only opens,
- * reads and lists (it never creates the outbox). State changes go through `HandoffStateStore.transact` with the
- * pure decisions of state.ts. Refusals are typed: malformed or oversized input BAD_USER_INPUT (details.reason
- * 'oversized' | 'invalid'), an unreadable object NOT_FOUND (whether it exists or not), everything else CONFLICT
- * with a stable `details.reason` (see HandoffConflictReason).
+ * The outbox is read through `OutboxReader`, which has no write operation; `outboxReader` builds it over the
+ * outbox port's read side (`OutboxRecords`), which only opens, reads and lists (it never creates the outbox).
+ * State changes go through `HandoffStateStore.transact` with the pure decisions of state.ts. Refusals are
+ * typed: malformed or oversized input BAD_USER_INPUT (details.reason 'oversized' | 'invalid'), an unreadable
+ * object NOT_FOUND (whether it exists or not), everything else CONFLICT with a stable `details.reason` (see
+ * HandoffConflictReason).
  *
  * Authorization is the surface's job: call `requireHandoffCaller` before any operation.
  *
@@ -32,14 +33,8 @@ import {
 import { hasScope, type Principal } from '../domain/principal.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import { silentLogger, type Logger } from '../ports/logger.ts';
-import {
-  countRecords,
-  readObjectBounded,
-  verifyChain,
-  type BoundedObjectRead,
-  type ChainBreak,
-  type ChainResult,
-} from './outbox.ts';
+import type { BoundedRead, OutboxRecords } from '../ports/outbox.ts';
+import { countRecords, readObjectBounded, verifyChain, type ChainBreak, type ChainResult } from './outbox.ts';
 import {
   LEASE_TTL,
   decideAcquire,
@@ -59,14 +54,14 @@ import {
 export interface OutboxReader {
   /** Full verification from genesis (links, canonical bytes, every named object's hash). */
   verify(): Promise<ChainResult>;
-  readObject(id: string, maxBytes: number): Promise<BoundedObjectRead>;
+  readObject(id: string, maxBytes: number): Promise<BoundedRead>;
   counts(): Promise<{ manifests: number; objects: number }>;
 }
 
-export const fileOutboxReader = (dir: string): OutboxReader => ({
-  verify: () => verifyChain(dir),
-  readObject: (id, maxBytes) => readObjectBounded(dir, id, maxBytes),
-  counts: () => countRecords(dir),
+export const outboxReader = (records: OutboxRecords): OutboxReader => ({
+  verify: () => verifyChain(records),
+  readObject: (id, maxBytes) => readObjectBounded(records, id, maxBytes),
+  counts: () => countRecords(records),
 });
 
 export interface HandoffLimits {

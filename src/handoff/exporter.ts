@@ -18,7 +18,8 @@ import type {
   SecretDetector,
   SessionSource,
 } from './ports.ts';
-import { appendManifest, publishObject, type LockOptions, type PublishHooks } from './outbox.ts';
+import type { LockOptions, OutboxStore, PublishHooks } from '../ports/outbox.ts';
+import { appendManifest, publishObject } from './outbox.ts';
 import { minimize } from './minimize.ts';
 import { createPseudonymizer } from './pseudonym.ts';
 import { qualify, screenSummary, type QualifyConfig, type ReasonCode } from './qualify.ts';
@@ -26,6 +27,7 @@ import { qualify, screenSummary, type QualifyConfig, type ReasonCode } from './q
 export interface ExporterDeps {
   source: SessionSource;
   store: ObservationStore;
+  outbox: OutboxStore;
   clock: Clock;
   detectSecret: SecretDetector;
   key: PseudonymKey;
@@ -33,9 +35,7 @@ export interface ExporterDeps {
   lock?: LockOptions;
 }
 
-export interface ExportConfig extends QualifyConfig {
-  outboxDir: string;
-}
+export type ExportConfig = QualifyConfig;
 
 export type OutcomeReason = ReasonCode | 'PUBLISH_FAILED';
 
@@ -115,8 +115,8 @@ export async function exportOnce(deps: ExporterDeps, config: ExportConfig): Prom
         continue;
       }
       try {
-        const { id } = await publishObject(config.outboxDir, obj, deps.hooks);
-        const m = await appendManifest(config.outboxDir, [id], {
+        const { id } = await publishObject(deps.outbox, obj, deps.hooks);
+        const m = await appendManifest(deps.outbox, [id], {
           now: () => deps.clock.now(),
           ...(deps.hooks ? { hooks: deps.hooks } : {}),
           ...(deps.lock ? { lock: deps.lock } : {}),

@@ -1,8 +1,9 @@
 /**
  * Ports of the transcript exporter (`muninn outbox export`). The exporter is a use case: it sees sessions only
  * through `SessionSource`, time only through `Clock`, its own persisted qualification state only through
- * `ObservationStore`, and the secret screen only through `SecretDetector` (the composition root passes
- * `containsSecret` from src/ingest/screen.ts; this layer may not import it).
+ * `ObservationStore`, the outbox only through `OutboxStore` (src/ports/outbox.ts), and the secret screen only
+ * through `SecretDetector` (the composition root passes `containsSecret` from src/ingest/screen.ts; this
+ * layer may not import it).
  */
 import type { Clock } from '../ports/clock.ts';
 

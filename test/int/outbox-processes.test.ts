@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { verifyChain } from '../../src/handoff/outbox.ts';
+import { verifyChain } from '../support/outbox-dir.ts';
 import { endpoints } from '../support/harness.ts';
 
 /**

@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { nodeTextFiles } from '../../src/adapters/files/text-files.ts';
-import { exportOnce } from '../../src/handoff/exporter.ts';
 import { fileObservationStore } from '../../src/handoff/observation-file.ts';
 import type { SessionSource } from '../../src/handoff/ports.ts';
 import { containsSecret } from '../../src/ingest/screen.ts';
+import { exportOnce } from './outbox-dir.ts';
 
 /** Synthetic transcript windows in an outbox, for the handoff tests (seed 000: no private data). */
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'hermes');

@@ -5,13 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson, sha256Hex } from '../../src/domain/canonical.ts';
 import { isMuninnError, type ErrorCode } from '../../src/domain/errors.ts';
 import type { Principal, Scope } from '../../src/domain/principal.ts';
-import {
-  HandoffService,
-  fileOutboxReader,
-  requireHandoffCaller,
-  type HandoffLimits,
-} from '../../src/handoff/contract.ts';
-import { appendManifest, publishObject, verifyChain } from '../../src/handoff/outbox.ts';
+import { HandoffService, requireHandoffCaller, type HandoffLimits } from '../../src/handoff/contract.ts';
 import {
   LEASE_TTL,
   decideCommit,
@@ -23,6 +17,7 @@ import {
   type HandoffConflictReason,
   type HandoffStateStore,
 } from '../../src/handoff/state.ts';
+import { appendManifest, fileOutboxReader, publishObject, verifyChain } from '../support/outbox-dir.ts';
 
 const T0 = Date.parse('2025-06-01T12:00:00.000Z');
 const SEC = 1000;

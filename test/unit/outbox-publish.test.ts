@@ -3,14 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/canonical.ts';
-import {
-  OutboxConflictError,
-  acquireLock,
-  appendManifest,
-  publishObject,
-  verifyChain,
-  type PublishStep,
-} from '../../src/handoff/outbox.ts';
+import { acquireLock } from '../../src/adapters/files/outbox-dir.ts';
+import { OutboxConflictError, type PublishStep } from '../../src/ports/outbox.ts';
+import { appendManifest, publishObject, verifyChain } from '../support/outbox-dir.ts';
 
 let dir: string;
 beforeEach(async () => {

@@ -3,10 +3,10 @@ import { cp, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { exportOnce, type ExportConfig, type ExporterDeps } from '../../src/handoff/exporter.ts';
 import { fileSessionSource } from '../../src/handoff/file-source.ts';
 import { fileObservationStore, memoryObservationStore } from '../../src/handoff/observation-file.ts';
-import { verifyChain, type PublishStep } from '../../src/handoff/outbox.ts';
+import type { PublishStep } from '../../src/ports/outbox.ts';
+import { exportOnce, verifyChain, type ExportConfig, type ExporterDeps } from '../support/outbox-dir.ts';
 import type { SessionSource, SessionSummary } from '../../src/handoff/ports.ts';
 import { createPseudonymizer } from '../../src/handoff/pseudonym.ts';
 import { qualify } from '../../src/handoff/qualify.ts';
