@@ -4,7 +4,7 @@ import importX from 'eslint-plugin-import-x';
 import prettier from 'eslint-config-prettier';
 
 const useCases = ['records', 'projector', 'ingest', 'recall', 'handoff', 'lifecycle'];
-/** Use cases that reach files: they do it through a port (src/ports/text-files.ts), never node:fs. */
+/** Use cases that reach files: they do it through a port (src/ports/text-files.ts, outbox.ts), never node:fs. */
 const noFsIn = [...useCases, 'delivery', 'eval'];
 const fsModules = ['fs', 'node:fs', 'fs/promises', 'node:fs/promises'];
 const vendorSdks = [
@@ -114,9 +114,6 @@ export default tseslint.config(
   {
     // Use cases reach files through a port; the file system lives in src/adapters (files/).
     files: noFsIn.map((u) => `src/${u}/**/*.ts`),
-    // Not yet moved (issue #11): the handoff outbox's publish protocol (link, fsync, lock files) still
-    // calls node:fs itself; it belongs behind an outbox port with its adapter in src/adapters/files.
-    ignores: ['src/handoff/outbox.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',

@@ -54,6 +54,19 @@ describe('layering zones (eslint.config.js)', { timeout: 120_000 }, () => {
     }
   });
 
+  it('the handoff outbox importing node:fs is an error (it has no exemption)', async () => {
+    for (const filePath of ['src/handoff/outbox.ts', 'src/handoff/zone-fixture.ts']) {
+      const errors = await ruleErrors(
+        filePath,
+        "import { link } from 'node:fs/promises';\nexport const f = link;\n",
+      );
+      expect(errors, filePath).toContainEqual({
+        rule: '@typescript-eslint/no-restricted-imports',
+        message: expect.stringContaining('a use case reaches files through a port, never node:fs'),
+      });
+    }
+  });
+
   it('eval importing an adapter, and config importing a use case, are errors', async () => {
     const evalErrors = await ruleErrors(
       'src/eval/zone-fixture.ts',
