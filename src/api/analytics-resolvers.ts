@@ -4,9 +4,8 @@ import type { ChangeQuery, CountBucket, RecordLink } from '../ports/analytics.ts
 import type { RecordStatus } from '../domain/model.ts';
 import type { AsOf, RecordQuery } from '../ports/graph.ts';
 import type { ApiContext } from './context.ts';
-import { asOfArg, dropNulls, pageSize, recordQuery, revision, type ApiServices } from './resolvers.ts';
-
-type Args = Record<string, unknown>;
+import { asOfArg, dropNulls, pageSize, recordQuery, revision, type Args } from './resolver-args.ts';
+import type { ApiServices } from './services.ts';
 
 /** A neighbourhood's parent for its field resolvers: the query its records and relations share. */
 interface NeighbourhoodParent {

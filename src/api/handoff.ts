@@ -8,7 +8,7 @@ import type { HandoffService } from '../handoff/contract.ts';
 import { requireHandoffCaller } from '../handoff/contract.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
 import type { ApiContext } from './context.ts';
-import { dropNulls } from './resolvers.ts';
+import { dropNulls } from './resolver-args.ts';
 import { DateTime, JSONScalar } from './scalars.ts';
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../handoff.graphql', import.meta.url));

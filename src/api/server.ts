@@ -16,9 +16,8 @@ import { apolloAuditPlugin } from './audit-plugin.ts';
 import { noAudit, type AuditLog } from '../ports/audit.ts';
 import { noTelemetry, type Telemetry } from '../ports/telemetry.ts';
 import { noTracing, type SpanOptions, type Tracing } from '../ports/tracing.ts';
-import { buildResolvers, type ApiServices } from './resolvers.ts';
-import { buildAnalyticsResolvers } from './analytics-resolvers.ts';
-import { buildStewardResolvers } from './steward-resolvers.ts';
+import { buildResolvers } from './resolvers.ts';
+import type { ApiServices } from './services.ts';
 import { attachGraphqlWs } from './ws.ts';
 import { addAcceptors } from './acceptors.ts';
 
@@ -109,7 +108,7 @@ export interface RunningApi {
 export function buildSchema(services: ApiServices): GraphQLSchema {
   return makeExecutableSchema({
     typeDefs: readFileSync(SCHEMA_PATH, 'utf8'),
-    resolvers: [buildResolvers(services), buildAnalyticsResolvers(services), buildStewardResolvers(services)],
+    resolvers: buildResolvers(services),
   });
 }
 

@@ -2,9 +2,8 @@ import type { IResolvers } from '@graphql-tools/utils';
 import type { FindingState } from '../domain/finding-fold.ts';
 import { forbidden } from '../domain/errors.ts';
 import type { ApiContext } from './context.ts';
-import { pageSize, type ApiServices } from './resolvers.ts';
-
-type Args = Record<string, unknown>;
+import { pageSize, type Args } from './resolver-args.ts';
+import type { ApiServices } from './services.ts';
 
 /** Stewardship (schema.graphql, "Stewardship"): scorecard, findings, owners and stewards. Thin. */
 export function buildStewardResolvers(s: ApiServices): IResolvers<unknown, ApiContext> {
