@@ -19,59 +19,16 @@ export function buildAnalyticsResolvers(s: ApiServices): IResolvers<unknown, Api
   const withPrincipal = (p: Principal) => (r: object) => ({ ...r, principal: p });
   return {
     Query: {
-      recordCounts: async (_: unknown, a: Args, ctx: ApiContext) => {
-        const query = await recordQuery(s, ctx.principal, a['filter']);
-        const counts = await s.analytics.recordCounts(ctx.principal, query, asOfArg(a['asOf']));
-        // Every entity counted is about a record the caller may read, so each is visible to it.
-        const entities = new Map(
-          (
-            await s.records.entitiesByIds(
-              ctx.principal,
-              counts.byEntity.map((b) => b.key),
-            )
-          ).map((e) => [e.id, e]),
-        );
-        return {
-          ...counts,
-          byEntity: counts.byEntity
-            .filter((b) => entities.has(b.key))
-            .map((b) => ({ entity: entities.get(b.key)!, count: b.count })),
-        };
-      },
-      neighbourhood: async (_: unknown, a: Args, ctx: ApiContext) => {
-        const entity = await s.records.entity(ctx.principal, dropNulls(a['entity']));
-        if (!entity) return null;
-        const n = await s.analytics.neighbourhood(ctx.principal, entity);
-        const statuses = Array.isArray(a['statuses']) ? (a['statuses'] as RecordStatus[]) : undefined;
-        return {
-          entity: n.entity,
-          sameAs: n.sameAs,
-          principal: ctx.principal,
-          asOf: asOfArg(a['asOf']),
-          query: {
-            namespace: String(a['namespace']),
-            aboutEntityIds: [n.entity.id, ...n.sameAs.map((e) => e.id)],
-            statuses,
-          },
-        };
-      },
-      changes: (_: unknown, a: Args, ctx: ApiContext) => {
-        const f = dropNulls(a['filter']) as Args;
-        const q: ChangeQuery = {
-          namespace: String(f['namespace']),
-          classes: f['classes'] as ChangeQuery['classes'],
-          kinds: f['kinds'] as ChangeQuery['kinds'],
-          from: String(a['from']),
-          to: String(a['to']),
-        };
-        return changeConnection(
+      recordCounts: (_: unknown, a: Args, ctx: ApiContext) => recordCounts(s, ctx.principal, a),
+      neighbourhood: (_: unknown, a: Args, ctx: ApiContext) => neighbourhood(s, ctx.principal, a),
+      changes: (_: unknown, a: Args, ctx: ApiContext) =>
+        changeConnection(
           s,
           ctx.principal,
-          q,
+          changeQuery(a),
           pageSize(a['first']),
           (a['after'] as string | null) ?? null,
-        );
-      },
+        ),
     },
     Neighbourhood: {
       records: async (p: NeighbourhoodParent, a: Args) => {
@@ -91,6 +48,55 @@ export function buildAnalyticsResolvers(s: ApiServices): IResolvers<unknown, Api
       relations: async (p: NeighbourhoodParent) =>
         (await s.analytics.linksAmong(p.principal, p.query, p.asOf)).map(link),
     },
+  };
+}
+
+async function recordCounts(s: ApiServices, principal: Principal, a: Args) {
+  const query = await recordQuery(s, principal, a['filter']);
+  const counts = await s.analytics.recordCounts(principal, query, asOfArg(a['asOf']));
+  // Every entity counted is about a record the caller may read, so each is visible to it.
+  const entities = new Map(
+    (
+      await s.records.entitiesByIds(
+        principal,
+        counts.byEntity.map((b) => b.key),
+      )
+    ).map((e) => [e.id, e]),
+  );
+  return {
+    ...counts,
+    byEntity: counts.byEntity
+      .filter((b) => entities.has(b.key))
+      .map((b) => ({ entity: entities.get(b.key)!, count: b.count })),
+  };
+}
+
+async function neighbourhood(s: ApiServices, principal: Principal, a: Args) {
+  const entity = await s.records.entity(principal, dropNulls(a['entity']));
+  if (!entity) return null;
+  const n = await s.analytics.neighbourhood(principal, entity);
+  const statuses = Array.isArray(a['statuses']) ? (a['statuses'] as RecordStatus[]) : undefined;
+  return {
+    entity: n.entity,
+    sameAs: n.sameAs,
+    principal,
+    asOf: asOfArg(a['asOf']),
+    query: {
+      namespace: String(a['namespace']),
+      aboutEntityIds: [n.entity.id, ...n.sameAs.map((e) => e.id)],
+      statuses,
+    },
+  };
+}
+
+function changeQuery(a: Args): ChangeQuery {
+  const f = dropNulls(a['filter']) as Args;
+  return {
+    namespace: String(f['namespace']),
+    classes: f['classes'] as ChangeQuery['classes'],
+    kinds: f['kinds'] as ChangeQuery['kinds'],
+    from: String(a['from']),
+    to: String(a['to']),
   };
 }
 
