@@ -1,25 +1,34 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { ApolloServer, HeaderMap } from '@apollo/server';
+import { ApolloServer } from '@apollo/server';
 import { makeExecutableSchema } from '@graphql-tools/schema';
-import type { GraphQLSchema } from 'graphql';
+import type { GraphQLSchema, ValidationRule } from 'graphql';
 import type { Logger } from '../ports/logger.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
-import { authenticate, type ApiContext } from './context.ts';
-import { applyCors, graphqlCors } from './cors.ts';
+import type { ApiContext } from './context.ts';
+import { graphqlCors } from './cors.ts';
 import { formatError } from './errors.ts';
-import { loadConsoleAssets, serveConsole } from './console.ts';
+import { loadConsoleAssets } from './console.ts';
 import { apolloLimitsPlugin, limitRules, type QueryLimits } from './limits.ts';
 import { apolloMetricsPlugin } from './metrics-plugin.ts';
 import { apolloAuditPlugin } from './audit-plugin.ts';
 import { noAudit, type AuditLog } from '../ports/audit.ts';
 import { noTelemetry, type Telemetry } from '../ports/telemetry.ts';
-import { noTracing, type SpanOptions, type Tracing } from '../ports/tracing.ts';
+import { noTracing, type Tracing } from '../ports/tracing.ts';
 import { buildResolvers } from './resolvers.ts';
 import type { ApiServices } from './services.ts';
 import { attachGraphqlWs } from './ws.ts';
 import { addAcceptors } from './acceptors.ts';
+import {
+  handleRequest,
+  sendJson,
+  type FormRoute,
+  type Routes,
+  type StartedEndpoint,
+} from './http-handler.ts';
+
+export type { FormRoute };
 
 const SCHEMA_PATH = fileURLToPath(new URL('../../schema.graphql', import.meta.url));
 
@@ -93,12 +102,6 @@ export interface GraphqlServerOptions {
   readonly readiness: () => Promise<{ ready: boolean; checks: Record<string, string> }>;
 }
 
-/** A POST endpoint taking an `application/x-www-form-urlencoded` body (OAuth style) and answering JSON. */
-export type FormRoute = (
-  form: URLSearchParams,
-  authorization: string | undefined,
-) => Promise<{ readonly status: number; readonly body: unknown; readonly headers?: Record<string, string> }>;
-
 export interface RunningApi {
   readonly url: string;
   readonly port: number;
@@ -127,10 +130,64 @@ export function startApi(o: ApiOptions): Promise<RunningApi> {
 export async function startGraphqlServer(o: GraphqlServerOptions): Promise<RunningApi> {
   const log = o.logger.child({ component: o.component });
   const rules = limitRules(o.limits);
-  const endpoints: Record<
-    string,
-    { apollo: ApolloServer<ApiContext>; verifier: TokenVerifier; cors: boolean }
-  > = {};
+  const endpoints = await startEndpoints(o, log, rules);
+  const routes: Routes = {
+    endpoints,
+    formRoutes: o.formRoutes,
+    readiness: o.readiness,
+    consoleAssets: o.console ? loadConsoleAssets() : null,
+    cors: graphqlCors(o.corsOrigins ?? []),
+    tracing: o.tracing ?? noTracing,
+    maxBodyBytes: o.limits.maxBodyBytes,
+    log,
+  };
+  const http = createServer((req, res) => {
+    handleRequest(routes, req, res).catch((e: unknown) => {
+      log.error({ err: String(e) }, 'request failed');
+      if (!res.headersSent)
+        sendJson(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL' } }] });
+    });
+  });
+  http.requestTimeout = 60_000;
+  http.headersTimeout = 15_000;
+  const ws = attachWs(http, o, rules, log, routes.tracing);
+  const { acceptors, port } = await listen(http, o, log);
+  const url = `http://${o.host}:${port}${Object.keys(o.endpoints)[0] ?? '/'}`;
+  log.info({ url, acceptors: acceptors.count }, `${o.component} listening`);
+  return {
+    url,
+    port,
+    stop: async () => {
+      await ws?.dispose();
+      const acceptorsDrained = acceptors.close();
+      await closeServer(http);
+      await acceptorsDrained;
+      for (const e of Object.values(endpoints)) await e.apollo.stop();
+    },
+  };
+}
+
+/** `http` listening, with its extra acceptors; `port` is the one bound (port 0 asks for any). */
+async function listen(http: Server, o: GraphqlServerOptions, log: Logger) {
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen({ port: o.port, host: o.host, backlog: LISTEN_BACKLOG }, () => resolve());
+  });
+  const acceptors = await addAcceptors(http, o.acceptors ?? 1, LISTEN_BACKLOG, (e) =>
+    log.warn({ err: String(e) }, 'extra connection acceptor failed'),
+  );
+  const address = http.address();
+  const port = typeof address === 'object' && address ? address.port : o.port;
+  return { acceptors, port };
+}
+
+/** An Apollo server per endpoint, started one after the other. */
+async function startEndpoints(
+  o: GraphqlServerOptions,
+  log: Logger,
+  rules: ValidationRule[],
+): Promise<Record<string, StartedEndpoint>> {
+  const endpoints: Record<string, StartedEndpoint> = {};
   for (const [path, e] of Object.entries(o.endpoints)) {
     const apollo = new ApolloServer<ApiContext>({
       schema: e.schema,
@@ -153,152 +210,30 @@ export async function startGraphqlServer(o: GraphqlServerOptions): Promise<Runni
     await apollo.start();
     endpoints[path] = { apollo, verifier: e.verifier, cors: e.cors ?? false };
   }
-  const consoleAssets = o.console ? loadConsoleAssets() : null;
+  return endpoints;
+}
 
-  const http = createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => {
-      log.error({ err: String(e) }, 'request failed');
-      if (!res.headersSent)
-        sendJson(res, 500, { errors: [{ message: 'internal error', extensions: { code: 'INTERNAL' } }] });
-    });
-  });
-  http.requestTimeout = 60_000;
-  http.headersTimeout = 15_000;
-
-  const cors = graphqlCors(o.corsOrigins ?? []);
-  const tracing = o.tracing ?? noTracing;
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/healthz') return sendJson(res, 200, { status: 'ok' });
-    const endpoint = endpoints[url.pathname];
-    // Other origins are served without CORS headers (the browser keeps the response from them).
-    if (endpoint?.cors && applyCors(req, res, cors) === 'answered') return;
-    const form = o.formRoutes?.[url.pathname];
-    if (form) return serveForm(req, res, form, o.limits.maxBodyBytes);
-    if (url.pathname === '/readyz') {
-      const r = await o.readiness().catch((e: unknown) => ({ ready: false, checks: { error: String(e) } }));
-      return sendJson(res, r.ready ? 200 : 503, r);
-    }
-    if (consoleAssets && serveConsole(consoleAssets, req, res, url.pathname)) return;
-    if (!endpoint) return sendJson(res, 404, { error: 'not found' });
-    if (req.method !== 'POST' && req.method !== 'GET')
-      return sendJson(res, 405, { error: 'method not allowed' });
-    const body = await readBody(req, o.limits.maxBodyBytes);
-    if (body === 'too-large') {
-      return sendJson(res, 413, {
-        errors: [
-          {
-            message: `request body exceeds ${o.limits.maxBodyBytes} bytes`,
-            extensions: { code: 'BAD_USER_INPUT' },
-          },
-        ],
-      });
-    }
-    let parsed: unknown = undefined;
-    if (req.method === 'POST') {
-      try {
-        parsed = body.length ? JSON.parse(body) : {};
-      } catch {
-        return sendJson(res, 400, {
-          errors: [{ message: 'request body is not JSON', extensions: { code: 'BAD_USER_INPUT' } }],
-        });
-      }
-    }
-    const headers = new HeaderMap();
-    for (const [k, v] of Object.entries(req.headers))
-      if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(', ') : v);
-    const method = req.method;
-    const execute = () =>
-      endpoint.apollo.executeHTTPGraphQLRequest({
-        httpGraphQLRequest: { method, headers, search: url.search, body: parsed },
-        context: async () => ({
-          principal: await authenticate(endpoint.verifier, req.headers.authorization, {
-            log,
-            transport: url.pathname === '/graphql' ? 'http' : `http${url.pathname}`,
-            remote: req.socket.remoteAddress,
-          }),
-        }),
-      });
-    const result = await tracing.inSpan(`${method} ${url.pathname}`, spanOf(req, url.pathname), execute);
-    for (const [k, v] of result.headers) res.setHeader(k, v);
-    res.statusCode = result.status ?? 200;
-    if (result.body.kind === 'complete') {
-      res.end(result.body.string);
-    } else {
-      for await (const chunk of result.body.asyncIterator) res.write(chunk);
-      res.end();
-    }
-  }
-
+/** graphql-ws on the endpoint `o.ws` names, when there is one. */
+function attachWs(
+  http: Server,
+  o: GraphqlServerOptions,
+  rules: ValidationRule[],
+  log: Logger,
+  tracing: Tracing,
+): { dispose(): Promise<void> } | undefined {
   const wsEndpoint = o.ws ? o.endpoints[o.ws.path] : undefined;
-  const ws =
-    o.ws && wsEndpoint
-      ? attachGraphqlWs(http, {
-          path: o.ws.path,
-          schema: wsEndpoint.schema,
-          limits: o.limits,
-          rules,
-          verifier: wsEndpoint.verifier,
-          clockSkewS: o.ws.clockSkewS,
-          log,
-          audit: o.audit ?? noAudit,
-          tracing,
-        })
-      : undefined;
-
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen({ port: o.port, host: o.host, backlog: LISTEN_BACKLOG }, () => resolve());
+  if (!o.ws || !wsEndpoint) return undefined;
+  return attachGraphqlWs(http, {
+    path: o.ws.path,
+    schema: wsEndpoint.schema,
+    limits: o.limits,
+    rules,
+    verifier: wsEndpoint.verifier,
+    clockSkewS: o.ws.clockSkewS,
+    log,
+    audit: o.audit ?? noAudit,
+    tracing,
   });
-  const acceptors = await addAcceptors(http, o.acceptors ?? 1, LISTEN_BACKLOG, (e) =>
-    log.warn({ err: String(e) }, 'extra connection acceptor failed'),
-  );
-  const address = http.address();
-  const port = typeof address === 'object' && address ? address.port : o.port;
-  const url = `http://${o.host}:${port}${Object.keys(o.endpoints)[0] ?? '/'}`;
-  log.info({ url, acceptors: acceptors.count }, `${o.component} listening`);
-  return {
-    url,
-    port,
-    stop: async () => {
-      await ws?.dispose();
-      const acceptorsDrained = acceptors.close();
-      await closeServer(http);
-      await acceptorsDrained;
-      for (const e of Object.values(endpoints)) await e.apollo.stop();
-    },
-  };
-}
-
-/**
- * The request's server span: it continues a caller's `traceparent` (only that: a caller's `tracestate`
- * would otherwise ride along into the ledger's message headers). The audit span is its child: it is
- * written once the outcome is known, too late to be the parent of what the operation appends.
- */
-function spanOf(req: IncomingMessage, path: string): SpanOptions {
-  const traceparent = req.headers.traceparent;
-  return {
-    kind: 'server',
-    attributes: { 'http.request.method': req.method ?? '', 'url.path': path },
-    ...(typeof traceparent === 'string' ? { parent: { traceparent } } : {}),
-  };
-}
-
-async function serveForm(
-  req: IncomingMessage,
-  res: ServerResponse,
-  route: FormRoute,
-  maxBodyBytes: number,
-): Promise<void> {
-  if (req.method !== 'POST') return sendJson(res, 405, { error: 'invalid_request' });
-  const body = await readBody(req, maxBodyBytes);
-  if (body === 'too-large') return sendJson(res, 413, { error: 'invalid_request' });
-  const r = await route(new URLSearchParams(body), req.headers.authorization);
-  for (const [k, v] of Object.entries(r.headers ?? {})) res.setHeader(k, v);
-  // RFC 6749 §5.1: token responses are never cached.
-  res.setHeader('cache-control', 'no-store');
-  sendJson(res, r.status, r.body);
 }
 
 function closeServer(s: Server): Promise<void> {
@@ -309,15 +244,6 @@ function closeServer(s: Server): Promise<void> {
   });
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const s = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(s),
-  });
-  res.end(s);
-}
-
 /**
  * Connections the kernel holds for this server before it accepts them (Node's default is 511; Linux caps
  * it at net.core.somaxconn). When the queue is full, new connections' SYNs are dropped and each client
@@ -326,22 +252,3 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
  * 4,096 (`netstat -s`, "times the listen queue of a socket overflowed").
  */
 const LISTEN_BACKLOG = 4096;
-
-async function readBody(req: IncomingMessage, max: number): Promise<string | 'too-large'> {
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > max) {
-    req.resume();
-    return 'too-large';
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) {
-      req.resume();
-      return 'too-large';
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
