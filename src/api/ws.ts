@@ -66,28 +66,7 @@ type Ctx = Context<Record<string, unknown> | undefined, Extra>;
 export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promise<void> } {
   const format = formatGraphQLError(o.log);
   const wss = new WebSocketServer({ noServer: true, maxPayload: o.limits.maxBodyBytes });
-  http.on('upgrade', (req, socket, head) => {
-    if (new URL(req.url ?? '/', 'http://localhost').pathname !== o.path) {
-      socket.destroy();
-      return;
-    }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
-  });
-
-  const expire = (ctx: Ctx) => {
-    o.log.info(
-      { event: 'ws_token_expired', remote: ctx.extra.request.socket.remoteAddress },
-      'token expired',
-    );
-    ctx.extra.socket.close(TOKEN_EXPIRED_CLOSE, 'token expired');
-  };
-  const arm = (ctx: Ctx, c: Connection) => {
-    c.timer = setTimeout(
-      () => (Date.now() >= c.deadlineMs ? expire(ctx) : arm(ctx, c)),
-      Math.min(Math.max(0, c.deadlineMs - Date.now()), MAX_TIMER_MS),
-    ).unref();
-  };
-
+  routeUpgrades(http, wss, o.path);
   const server = useServer<Record<string, unknown> | undefined, Extra>(
     {
       schema: o.schema,
@@ -98,11 +77,11 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
         // A socket that closed while its token was being verified needs no timer.
         if (!c || ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) return false;
         ctx.extra.connection = c;
-        arm(ctx, c);
+        arm(ctx, c, o.log);
         return true;
       },
       onClose: (ctx) => clearTimeout(ctx.extra.connection?.timer),
-      onSubscribe: (ctx, id, payload) => admit(ctx, id, payload, o, expire),
+      onSubscribe: (ctx, id, payload) => admit(ctx, id, payload, o),
       execute: (args) =>
         (o.tracing ?? noTracing).inSpan(
           `WS ${o.path}`,
@@ -127,6 +106,30 @@ export function attachGraphqlWs(http: Server, o: WsOptions): { dispose(): Promis
       await new Promise<void>((r) => wss.close(() => r()));
     },
   };
+}
+
+/** Upgrade requests for `path` go to `wss`; any other path's socket is destroyed. */
+function routeUpgrades(http: Server, wss: WebSocketServer, path: string): void {
+  http.on('upgrade', (req, socket, head) => {
+    if (new URL(req.url ?? '/', 'http://localhost').pathname !== path) {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+}
+
+function expire(ctx: Ctx, log: Logger): void {
+  log.info({ event: 'ws_token_expired', remote: ctx.extra.request.socket.remoteAddress }, 'token expired');
+  ctx.extra.socket.close(TOKEN_EXPIRED_CLOSE, 'token expired');
+}
+
+/** Closes the socket at the connection's deadline (re-arming while it is beyond one timer's reach). */
+function arm(ctx: Ctx, c: Connection, log: Logger): void {
+  c.timer = setTimeout(
+    () => (Date.now() >= c.deadlineMs ? expire(ctx, log) : arm(ctx, c, log)),
+    Math.min(Math.max(0, c.deadlineMs - Date.now()), MAX_TIMER_MS),
+  ).unref();
 }
 
 function resolvedOf(args: ExecutionArgs) {
@@ -165,12 +168,11 @@ function admit(
   id: string,
   payload: { query: string; variables?: Record<string, unknown> | null; operationName?: string | null },
   o: WsOptions,
-  expire: (ctx: Ctx) => void,
 ): ExecutionArgs | readonly GraphQLError[] {
   const c = ctx.extra.connection;
   if (!c || Date.now() >= c.deadlineMs) {
     // Answer first, then close: the error tells the client why its operation did not run.
-    setImmediate(() => expire(ctx));
+    setImmediate(() => expire(ctx, o.log));
     return [gqlError('UNAUTHENTICATED', 'token expired')];
   }
   // graphql-ws has already registered this operation's id, so the count includes it.
