@@ -229,12 +229,8 @@ async function startServing(
   return { api, audit, embedder, services: { writes: built.writes, recall: built.recall } };
 }
 
-export async function startMuninn(
-  config: Config,
-  logger: Logger = createLogger(config.log.level),
-  opts: { readonly retentionClock?: Clock; readonly stewardClock?: Clock } = {},
-): Promise<Muninn> {
-  const rules = await loadRetentionRules(config.retention.rulesFile); // a bad file stops the start first
+/** The adapters, with Neo4j migrated and the ledger's topics made; a failure closes both. */
+async function connectMigrated(config: Config, logger: Logger): Promise<Adapters> {
   const a = connectAdapters(config, logger);
   try {
     await a.store.admin.migrate();
@@ -243,6 +239,37 @@ export async function startMuninn(
     await Promise.allSettled([a.store.admin.close(), a.ledger.close()]);
     throw e;
   }
+  return a;
+}
+
+/** Stops in the order a drain needs: the API first, the stores and exporters last. */
+async function stopAll(
+  a: Adapters,
+  o: Awaited<ReturnType<typeof observe>>,
+  side: { projector?: Projector },
+  projecting: Awaited<ReturnType<typeof startProjecting>> | undefined,
+  serving: Awaited<ReturnType<typeof startServing>> | undefined,
+): Promise<void> {
+  await serving?.api.stop();
+  await serving?.audit.close();
+  await o.metrics?.stop();
+  await projecting?.retention?.stop();
+  await projecting?.steward?.stop();
+  o.waiter.close();
+  await side.projector?.stop();
+  await a.ledger.close();
+  await a.store.admin.close();
+  await serving?.embedder.close?.();
+  await o.otlp?.shutdown();
+}
+
+export async function startMuninn(
+  config: Config,
+  logger: Logger = createLogger(config.log.level),
+  opts: { readonly retentionClock?: Clock; readonly stewardClock?: Clock } = {},
+): Promise<Muninn> {
+  const rules = await loadRetentionRules(config.retention.rulesFile); // a bad file stops the start first
+  const a = await connectMigrated(config, logger);
   const side: { projector?: Projector } = {};
   const o = await observe(config, a, logger, side);
   const erasureDeps = await lifecycleDeps(config, {
@@ -275,20 +302,7 @@ export async function startMuninn(
     services: serving?.services,
     retention: projecting?.retention,
     steward: projecting?.steward,
-    stop: () =>
-      (stopping ??= (async () => {
-        await serving?.api.stop();
-        await serving?.audit.close();
-        await o.metrics?.stop();
-        await projecting?.retention?.stop();
-        await projecting?.steward?.stop();
-        o.waiter.close();
-        await side.projector?.stop();
-        await a.ledger.close();
-        await a.store.admin.close();
-        await serving?.embedder.close?.();
-        await o.otlp?.shutdown();
-      })()),
+    stop: () => (stopping ??= stopAll(a, o, side, projecting, serving)),
   };
 }
 /** Run until SIGINT/SIGTERM, then drain: stop accepting, finish the batch in flight, close. */
