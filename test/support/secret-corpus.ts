@@ -1,4 +1,4 @@
-import { SECRET_KINDS, type SecretKind } from '../../src/ingest/screen.ts';
+import { SECRET_KINDS, type SecretKind } from '../../src/ingest/screen-kinds.ts';
 
 /**
  * One fake credential of each of the screen's 26 secret kinds, as a person would paste it, generated from a

@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  containsSecret,
-  screen,
-  type InjectionKind,
-  type PiiKind,
-  type ScreenResult,
-  type SecretKind,
-} from '../../src/ingest/screen.ts';
+import { containsSecret, screen, type ScreenResult } from '../../src/ingest/screen.ts';
+import type { InjectionKind, PiiKind, SecretKind } from '../../src/ingest/screen-kinds.ts';
 import { skeleton, toOriginal } from '../../src/ingest/skeleton.ts';
 import { OBFUSCATED_INJECTIONS } from '../support/secret-corpus.ts';
 
