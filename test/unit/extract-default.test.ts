@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMuninnError } from '../../src/domain/errors.ts';
-import { defaultExtractor, extractStatements, splitSentences } from '../../src/ingest/extract-default.ts';
+import { defaultExtractor, extractStatements } from '../../src/ingest/extract-default.ts';
+import { splitSentences } from '../../src/ingest/extract-sentences.ts';
 import type { EpisodeTurn, ExtractedStatement, ExtractionInput } from '../../src/ports/extractor.ts';
 
 // -----------------------------------------------------------------------------------------------------------
