@@ -22,17 +22,7 @@ export async function commit(
   primaryId?: string,
   times: StageTimes = new StageTimes(),
 ): Promise<WriteReceipt> {
-  // Nothing reaches the ledger that the projector could not decode.
-  for (const e of events) {
-    const ok = LedgerEvent.safeParse(e);
-    if (!ok.success)
-      throw new MuninnError(
-        'INTERNAL',
-        `refusing to append a malformed ${e.type} event`,
-        {},
-        { cause: ok.error },
-      );
-  }
+  assertDecodable(events);
   const positions = await times.time('append', () => d.ledger.append(events));
   const last = positions[positions.length - 1]!;
   d.projection.appended(last.partition, last.offset);
@@ -67,18 +57,40 @@ export async function commit(
       reason: 'appended to the ledger; projection has not caught up within the await timeout',
     };
   }
-  // Neo4j makes a commit's node updates visible before its index updates: the checkpoint can be seen a
-  // few ms before the receipt written in the same transaction is found by key. Read until it is.
-  const deadline = d.clock.now().getTime() + d.awaitTimeoutMs;
-  let r = await d.store.receipt(principal.tenant, key);
-  while (!r && d.clock.now().getTime() < deadline) {
-    await new Promise((res) => setTimeout(res, 5));
-    r = await d.store.receipt(principal.tenant, key);
-  }
+  const r = await readReceipt(d, principal.tenant, key);
   if (!r) return { ...pending, reason: 'projected, but no receipt was found within the await timeout' };
   if (r.eventId !== primary.eventId && r.commandHash !== hash) throw idempotencyConflict(key);
   const mine = r.eventId === primary.eventId;
   return settle(r, mine ? eventIds : [r.eventId], mine ? position : null);
+}
+
+/** Nothing reaches the ledger that the projector could not decode. */
+function assertDecodable(events: readonly LedgerEvent[]): void {
+  for (const e of events) {
+    const ok = LedgerEvent.safeParse(e);
+    if (!ok.success)
+      throw new MuninnError(
+        'INTERNAL',
+        `refusing to append a malformed ${e.type} event`,
+        {},
+        { cause: ok.error },
+      );
+  }
+}
+
+/**
+ * The receipt of `key`, once the projection has caught up. Neo4j makes a commit's node updates visible
+ * before its index updates: the checkpoint can be seen a few ms before the receipt written in the same
+ * transaction is found by key. Read until it is (or the await timeout has passed).
+ */
+async function readReceipt(d: CommitDeps, tenant: string, key: string): Promise<Receipt | undefined> {
+  const deadline = d.clock.now().getTime() + d.awaitTimeoutMs;
+  let r = await d.store.receipt(tenant, key);
+  while (!r && d.clock.now().getTime() < deadline) {
+    await new Promise((res) => setTimeout(res, 5));
+    r = await d.store.receipt(tenant, key);
+  }
+  return r;
 }
 
 /** An episode's answer: one receipt per statement (the episode's own receipt excluded), plus refusals. */
@@ -106,12 +118,32 @@ export async function episodeReceipts(
       ...refused,
     ];
   }
-  const expected = expectedStatements ?? 0;
+  const statements = await statementReceipts(d, tenant, key, expectedStatements ?? 0);
+  return [
+    ...statements.map((r) => ({
+      outcome: r.outcome,
+      recordId: r.recordId,
+      version: r.version,
+      reason: r.reason,
+      eventIds: [r.eventId],
+      position: null,
+    })),
+    ...refused,
+  ];
+}
+
+/** The receipts of the episode's statements (`<key>#stmt:<n>`), in statement order. */
+async function statementReceipts(
+  d: CommitDeps,
+  tenant: string,
+  key: string,
+  expected: number,
+): Promise<Receipt[]> {
   const deadline = d.clock.now().getTime() + d.awaitTimeoutMs;
   const read = async () =>
     (await d.store.receiptsByPrefix(tenant, key)).filter((r) => /#stmt:\d+$/.test(r.idempotencyKey));
   let statements = await read();
-  // Same index-visibility lag as in commit(): wait until every statement's receipt can be read.
+  // Same index-visibility lag as in readReceipt(): wait until every statement's receipt can be read.
   while (statements.length < expected && d.clock.now().getTime() < deadline) {
     await new Promise((res) => setTimeout(res, 5));
     statements = await read();
@@ -128,18 +160,7 @@ export async function episodeReceipts(
       'statement receipts missing',
     );
   }
-  statements.sort((a, b) => stmtIndex(a) - stmtIndex(b));
-  return [
-    ...statements.map((r) => ({
-      outcome: r.outcome,
-      recordId: r.recordId,
-      version: r.version,
-      reason: r.reason,
-      eventIds: [r.eventId],
-      position: null,
-    })),
-    ...refused,
-  ];
+  return statements.sort((a, b) => stmtIndex(a) - stmtIndex(b));
 }
 
 const stmtIndex = (r: Receipt): number => Number(/#stmt:(\d+)$/.exec(r.idempotencyKey)?.[1] ?? 0);
