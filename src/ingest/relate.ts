@@ -82,19 +82,32 @@ export function classify(
     (c) => c.status === 'ACTIVE' || c.status === 'CONTESTED' || c.status === 'CANDIDATE',
   );
   const ranked = [...live].sort((a, b) => (b.cosine ?? 0) - (a.cosine ?? 0) || a.id.localeCompare(b.id));
-  const sameSP = (c: RelateCandidate) =>
-    norm(c.subject) === norm(s.subject) && basePredicate(c.predicate) === basePredicate(s.predicate);
+  const functional = !MULTI_VALUED.has(basePredicate(s.predicate));
+  return (
+    duplicateOf(s, ranked, th.duplicate) ??
+    (functional ? conflictOf(s, ranked) : undefined) ??
+    extensionOf(s, ranked, th.extends) ?? { kind: 'INDEPENDENT' }
+  );
+}
 
+const sameSP = (c: RelateCandidate, s: RelateStatement): boolean =>
+  norm(c.subject) === norm(s.subject) && basePredicate(c.predicate) === basePredicate(s.predicate);
+
+function duplicateOf(
+  s: RelateStatement,
+  ranked: readonly RelateCandidate[],
+  duplicate: number,
+): RelateDecision | undefined {
   for (const c of ranked) {
     if (c.reinforceable === false) continue;
     const sameText = norm(c.text) === norm(s.text);
     const sameTriple =
-      sameSP(c) && norm(c.predicate) === norm(s.predicate) && norm(c.object) === norm(s.object);
+      sameSP(c, s) && norm(c.predicate) === norm(s.predicate) && norm(c.object) === norm(s.object);
     // Near-identical wording is a repeat only when it does not say something else about the same thing:
     // "uses Postgres 14" vs "uses Postgres 16", or "is" vs "is not", are left to the rules below.
     const differs =
-      sameSP(c) && (norm(c.object) !== norm(s.object) || negated(c.predicate) !== negated(s.predicate));
-    const near = (c.cosine ?? 0) >= th.duplicate && !differs && sameIdentifiers(c, s);
+      sameSP(c, s) && (norm(c.object) !== norm(s.object) || negated(c.predicate) !== negated(s.predicate));
+    const near = (c.cosine ?? 0) >= duplicate && !differs && sameIdentifiers(c, s);
     if (sameText || sameTriple || near) {
       const why = sameText
         ? 'same wording'
@@ -104,32 +117,42 @@ export function classify(
       return { kind: 'DUPLICATE', target: c.id, confidence: 0.95, reason: `duplicate of ${c.id}: ${why}` };
     }
   }
-  const functional = !MULTI_VALUED.has(basePredicate(s.predicate));
-  if (functional) {
-    for (const c of ranked) {
-      if (!sameSP(c) || c.status === 'CANDIDATE') continue;
-      const polarityFlip = negated(c.predicate) !== negated(s.predicate) && norm(c.object) === norm(s.object);
-      const otherObject = norm(c.object) !== norm(s.object) && negated(c.predicate) === negated(s.predicate);
-      if (!polarityFlip && !otherObject) continue;
-      if (otherObject && CHANGE_CUE.test(s.text)) {
-        return {
-          kind: 'SUPERSEDES',
-          target: c.id,
-          confidence: 0.8,
-          // Reasons reach receipts and edges: they name the other record by id, never quote its text.
-          reason: `supersedes ${c.id}: ${s.subject} ${basePredicate(s.predicate)} changed to "${s.object}"`,
-        };
-      }
+  return undefined;
+}
+
+/** For a predicate that holds one value at a time: the first record the statement supersedes or contradicts. */
+function conflictOf(s: RelateStatement, ranked: readonly RelateCandidate[]): RelateDecision | undefined {
+  for (const c of ranked) {
+    if (!sameSP(c, s) || c.status === 'CANDIDATE') continue;
+    const polarityFlip = negated(c.predicate) !== negated(s.predicate) && norm(c.object) === norm(s.object);
+    const otherObject = norm(c.object) !== norm(s.object) && negated(c.predicate) === negated(s.predicate);
+    if (!polarityFlip && !otherObject) continue;
+    if (otherObject && CHANGE_CUE.test(s.text)) {
       return {
-        kind: 'CONTRADICTS',
+        kind: 'SUPERSEDES',
         target: c.id,
-        confidence: 0.7,
-        reason: `contradicts ${c.id}: ${polarityFlip ? 'the opposite' : 'another object'} for the same subject and predicate`,
+        confidence: 0.8,
+        // Reasons reach receipts and edges: they name the other record by id, never quote its text.
+        reason: `supersedes ${c.id}: ${s.subject} ${basePredicate(s.predicate)} changed to "${s.object}"`,
       };
     }
+    return {
+      kind: 'CONTRADICTS',
+      target: c.id,
+      confidence: 0.7,
+      reason: `contradicts ${c.id}: ${polarityFlip ? 'the opposite' : 'another object'} for the same subject and predicate`,
+    };
   }
+  return undefined;
+}
+
+function extensionOf(
+  s: RelateStatement,
+  ranked: readonly RelateCandidate[],
+  extendsAt: number,
+): RelateDecision | undefined {
   for (const c of ranked) {
-    if (norm(c.subject) === norm(s.subject) && (c.cosine ?? 0) >= th.extends && c.status !== 'CANDIDATE') {
+    if (norm(c.subject) === norm(s.subject) && (c.cosine ?? 0) >= extendsAt && c.status !== 'CANDIDATE') {
       return {
         kind: 'EXTENDS',
         target: c.id,
@@ -138,5 +161,5 @@ export function classify(
       };
     }
   }
-  return { kind: 'INDEPENDENT' };
+  return undefined;
 }
