@@ -139,8 +139,11 @@ type Fresh = RelateCandidate & {
 interface Resolution {
   readonly existingId?: string;
   readonly newId?: string;
-  readonly sameAs?: { entityId: string; confidence: number };
+  readonly sameAs?: SameAs;
 }
+
+/** A tentative SAME_AS from a new entity to its nearest existing one, for review. */
+type SameAs = { entityId: string; confidence: number };
 
 /** The events of a request's drafts (decided in order). */
 export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
@@ -229,43 +232,8 @@ function propose(
   resolvedSoFar: Map<string, Resolution>,
 ): LedgerEvent[] {
   const { ctx, cmd } = input;
-  const cache = (v: Float32Array | undefined): EmbeddingCache | null =>
-    v ? { modelId: input.modelId, vector: [...v] } : null;
-  const resolved: ResolvedEntity[] = [];
-  const sameAs = new Map<string, { entityId: string; confidence: number }>();
-  const entityEmbeddings = new Map<string, EmbeddingCache>();
-  for (const ref of dr.about) {
-    const key = refKey(ref);
-    const r =
-      resolvedSoFar.get(key) ??
-      resolveEntity(ctx, ref, facts.entities.get(key), d.th, () => ownEntityId(input, ref));
-    resolvedSoFar.set(key, r);
-    resolved.push({ ref, existingId: r.existingId, newId: r.newId });
-    const name = refName(ref);
-    if (!r.existingId && name) {
-      const id = r.newId ?? entityIdFor(ctx.principal.tenant, ref.type, name);
-      const v = cache(facts.nameVectors.get(name));
-      if (v) entityEmbeddings.set(id, v);
-      if (r.sameAs) sameAs.set(id, r.sameAs);
-      // Later drafts in this request find the entity as existing.
-      resolvedSoFar.set(key, { existingId: id });
-    }
-  }
-  const admitted = admit(input.admission, {
-    namespace: cmd.namespace,
-    class: dr.class,
-    sensitivity: dr.sensitivity,
-    confidence: d.confidence,
-    flags: dr.flags,
-    writerIsAgent: ctx.principal.actors.length > 0,
-  });
-  // A writer may ask for every statement to wait for a reviewer (the curator's drafts do).
-  const status = cmd.review
-    ? {
-        status: 'CANDIDATE' as const,
-        reasons: [...admitted.reasons, 'review:requested — the writer asked for review (draft)'],
-      }
-    : admitted;
+  const { resolved, sameAs, entityEmbeddings } = resolveAbout(input, dr, facts, resolvedSoFar, d.th);
+  const status = admission(input, dr, d.confidence);
   return decidePropose(ctx, proposeCommand(cmd, dr), resolved, {
     status: status.status,
     confidence: d.confidence,
@@ -280,7 +248,7 @@ function propose(
           },
     reviewReasons: status.reasons,
     flags: dr.flags,
-    embedding: cache(d.vector),
+    embedding: embeddingCache(input.modelId, d.vector),
     entityEmbeddings,
     episodeId: input.episodeId,
     timeSource: dr.timeSource,
@@ -289,6 +257,64 @@ function propose(
     // All events of one request carry its hash (not the per-statement command's): its receipts and ids.
     commandHash: input.hash,
   });
+}
+
+const embeddingCache = (modelId: string, v: Float32Array | undefined): EmbeddingCache | null =>
+  v ? { modelId, vector: [...v] } : null;
+
+/** The draft's entity references resolved (reusing and extending `resolvedSoFar`), with what new ones carry. */
+function resolveAbout(
+  input: PlanInput,
+  dr: Draft,
+  facts: PlanFacts,
+  resolvedSoFar: Map<string, Resolution>,
+  th: CosineThresholds,
+): {
+  resolved: ResolvedEntity[];
+  sameAs: Map<string, SameAs>;
+  entityEmbeddings: Map<string, EmbeddingCache>;
+} {
+  const { ctx } = input;
+  const resolved: ResolvedEntity[] = [];
+  const sameAs = new Map<string, SameAs>();
+  const entityEmbeddings = new Map<string, EmbeddingCache>();
+  for (const ref of dr.about) {
+    const key = refKey(ref);
+    const r =
+      resolvedSoFar.get(key) ??
+      resolveEntity(ctx, ref, facts.entities.get(key), th, () => ownEntityId(input, ref));
+    resolvedSoFar.set(key, r);
+    resolved.push({ ref, existingId: r.existingId, newId: r.newId });
+    const name = refName(ref);
+    if (!r.existingId && name) {
+      const id = r.newId ?? entityIdFor(ctx.principal.tenant, ref.type, name);
+      const v = embeddingCache(input.modelId, facts.nameVectors.get(name));
+      if (v) entityEmbeddings.set(id, v);
+      if (r.sameAs) sameAs.set(id, r.sameAs);
+      // Later drafts in this request find the entity as existing.
+      resolvedSoFar.set(key, { existingId: id });
+    }
+  }
+  return { resolved, sameAs, entityEmbeddings };
+}
+
+/** The admission policy's status for the draft, or CANDIDATE when the writer asked for review. */
+function admission(input: PlanInput, dr: Draft, confidence: number): ReturnType<typeof admit> {
+  const admitted = admit(input.admission, {
+    namespace: input.cmd.namespace,
+    class: dr.class,
+    sensitivity: dr.sensitivity,
+    confidence,
+    flags: dr.flags,
+    writerIsAgent: input.ctx.principal.actors.length > 0,
+  });
+  // A writer may ask for every statement to wait for a reviewer (the curator's drafts do).
+  return input.cmd.review
+    ? {
+        status: 'CANDIDATE' as const,
+        reasons: [...admitted.reasons, 'review:requested — the writer asked for review (draft)'],
+      }
+    : admitted;
 }
 
 /** The writer's own entity for `ref` in this request, when resolveEntity needs one. */
