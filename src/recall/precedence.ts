@@ -119,22 +119,12 @@ export function decide(a: RecallItem, b: RecallItem): Outcome {
 
 const byRank = (a: RecallItem, b: RecallItem): number => b.score - a.score || cmp(a.id, b.id);
 
-/**
- * Resolve conflicts among items: two items conflict when they state the same subject and predicate with
- * different objects (not for multi-valued predicates or episodic classes), or when CONTRADICTS links them.
- * Each conflicting pair is decided by `decide`. Losers are dropped one at a time, lowest-ranked first,
- * and only while something still present beats them, so a loser whose winner was itself overridden stays
- * and a cycle of wins keeps its highest-ranked member. The winner's `why.overrode` names each item it
- * overrode with the rule. Pairs no rule decides both stay, `contested: true`, each naming the other in
- * `why.contestedWith`. Items whose status is CONTESTED stay marked contested. Output is in rank order
- * (score descending, then id); a repeated id keeps its highest-ranked copy.
- */
-export function resolvePrecedence<T extends RecallItem>(items: readonly T[]): T[] {
-  const seen = new Set<string>();
-  const list = [...items].sort(byRank).filter((i) => (seen.has(i.id) ? false : (seen.add(i.id), true)));
+type Edges = Map<number, Array<{ other: number; outcome: Outcome }>>;
 
+/** Each conflicting pair of the ranked list, decided, from both ends. */
+function conflictEdges(list: readonly RecallItem[]): Edges {
   const keys = list.map(keyed);
-  const edges = new Map<number, Array<{ other: number; outcome: Outcome }>>();
+  const edges: Edges = new Map();
   for (let i = 0; i < list.length; i++) {
     for (let j = i + 1; j < list.length; j++) {
       if (!conflicts(keys[i]!, keys[j]!)) continue;
@@ -144,7 +134,17 @@ export function resolvePrecedence<T extends RecallItem>(items: readonly T[]): T[
       (edges.get(j) ?? edges.set(j, []).get(j)!).push({ other: i, outcome: flipped });
     }
   }
+  return edges;
+}
 
+interface Survivors {
+  readonly alive: ReadonlySet<number>;
+  /** The items each winner overrode, with the rule. */
+  readonly overrode: ReadonlyMap<number, ReadonlyArray<{ id: string; rule: PrecedenceRule }>>;
+}
+
+/** Drop losers one at a time, lowest-ranked first, while something still present beats them. */
+function dropLosers(list: readonly RecallItem[], edges: Edges): Survivors {
   const alive = new Set(list.map((_, i) => i));
   const overrode = new Map<number, Array<{ id: string; rule: PrecedenceRule }>>();
   /** Who beats each item, best-ranked first (the list is in rank order, so index order). */
@@ -176,6 +176,24 @@ export function resolvePrecedence<T extends RecallItem>(items: readonly T[]): T[
     alive.delete(loser);
     for (const j of beats[loser]!) live[j]!--;
   }
+  return { alive, overrode };
+}
+
+/**
+ * Resolve conflicts among items: two items conflict when they state the same subject and predicate with
+ * different objects (not for multi-valued predicates or episodic classes), or when CONTRADICTS links them.
+ * Each conflicting pair is decided by `decide`. Losers are dropped one at a time, lowest-ranked first,
+ * and only while something still present beats them, so a loser whose winner was itself overridden stays
+ * and a cycle of wins keeps its highest-ranked member. The winner's `why.overrode` names each item it
+ * overrode with the rule. Pairs no rule decides both stay, `contested: true`, each naming the other in
+ * `why.contestedWith`. Items whose status is CONTESTED stay marked contested. Output is in rank order
+ * (score descending, then id); a repeated id keeps its highest-ranked copy.
+ */
+export function resolvePrecedence<T extends RecallItem>(items: readonly T[]): T[] {
+  const seen = new Set<string>();
+  const list = [...items].sort(byRank).filter((i) => (seen.has(i.id) ? false : (seen.add(i.id), true)));
+  const edges = conflictEdges(list);
+  const { alive, overrode } = dropLosers(list, edges);
 
   const out: T[] = [];
   for (let i = 0; i < list.length; i++) {
