@@ -1,4 +1,3 @@
-import { isApprovedInstruction } from '../domain/instructions.ts';
 import { z } from 'zod';
 import { EntityRef, parseCommand } from '../domain/commands.ts';
 import { Instant, NamespacePath, RecordClasses } from '../domain/model.ts';
@@ -10,13 +9,18 @@ import type { ArmQuery, RecallArms, RecordView } from '../ports/graph.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { Telemetry } from '../ports/telemetry.ts';
 import { renderEnvelope } from './envelope.ts';
-import { blend, featuresOf, rrf, toRecallItem } from './fuse.ts';
-import { dropNearDuplicates, pack, type Pack } from './pack.ts';
-import { filterVisible, resolvePrecedence } from './precedence.ts';
-import { classHints, getRecipe, type Recipe } from './recipes.ts';
-import { collapseBySpan, spanKey } from './collapse.ts';
-import { lexicalDocuments, namesSubject, phrases, rankLexical, subjectWords } from './lexical.ts';
-import { temporalRanking } from './temporal.ts';
+import { rrf } from './fuse.ts';
+import { pack, type Pack } from './pack.ts';
+import { getRecipe, type Recipe } from './recipes.ts';
+import { lexicalDocuments, phrases, rankLexical } from './lexical.ts';
+import {
+  blendedItems,
+  decidedItems,
+  fuseBySpan,
+  withTemporalVote,
+  type ArmList,
+  type Candidate,
+} from './rank.ts';
 
 /**
  * Visible fulltext matches ranked per recall over a scope the fulltext index serves (the scan path reads
@@ -65,6 +69,41 @@ export interface RecallDeps {
   readonly handleKey: string;
 }
 
+type Timed = <T>(name: string, fn: () => Promise<T>) => Promise<T>;
+
+/** Milliseconds since `t0`, to a tenth. */
+const since = (t0: number): number => Math.round((performance.now() - t0) * 10) / 10;
+
+/** Runs a named stage and writes its milliseconds into `ms`. */
+function timer(ms: Record<string, number>): Timed {
+  return async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
+    const t0 = performance.now();
+    try {
+      return await fn();
+    } finally {
+      ms[name] = since(t0);
+    }
+  };
+}
+
+/** What the arms found before the relation walk: their lists, the graph arm's anchors, the inherited scope. */
+interface Found {
+  readonly lists: ArmList[];
+  /** The graph arm's [recordId, anchorId] pairs. */
+  readonly graphIds: Array<[string, string]>;
+  readonly scopeIds: string[];
+}
+
+/** The arms' lists for fusion: the relation walk's records join the graph arm's, the scope arm comes last. */
+function withRelated(found: Found, related: readonly string[], recipe: Recipe): ArmList[] {
+  const { lists, scopeIds } = found;
+  return [
+    ...lists.slice(0, 3),
+    { ...lists[3]!, ids: [...new Set([...lists[3]!.ids, ...related])] },
+    { arm: 'scope', ids: scopeIds, weight: recipe.armWeights.scope ?? 1 },
+  ].filter((l) => l.ids.length > 0);
+}
+
 /**
  * Recall: understand → arms in parallel (each filtered by entitlement, status, class and validity inside
  * its own query) → reciprocal-rank fusion → policy blend (recipe) → visibility and precedence → near
@@ -78,7 +117,7 @@ export class RecallService {
     q: ArmQuery,
     query: string,
     recipe: Recipe,
-    timed: <T>(name: string, fn: () => Promise<T>) => Promise<T>,
+    timed: Timed,
   ): Promise<[string[], string[]]> {
     const docs = (await timed('lexical', () => this.d.store.lexicalArm(q, query, LEXICAL_FETCH))).map(
       lexicalDocuments,
@@ -102,14 +141,58 @@ export class RecallService {
   }
 
   /**
+   * Each arm starts as soon as its own input is ready (fewer sequential round trips): lexical and scope
+   * at once, vector after the query's embedding, graph after the anchors are resolved.
+   */
+  private async arms(
+    cmd: RecallCommand,
+    recipe: Recipe,
+    q: ArmQuery,
+    embedding: Promise<Float32Array[]> | null,
+    timed: Timed,
+  ): Promise<Found> {
+    const lexicalArms =
+      recipe.arms.lexical || recipe.arms.context ? this.lexicalArms(q, cmd.query, recipe, timed) : [[], []];
+    const inherited = recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [];
+    const vec = embedding
+      ? embedding.then(([v]) =>
+          v ? timed('vector', () => this.d.store.vectorArm(q, [...v], this.d.embedder.modelId)) : [],
+        )
+      : [];
+    // Anchors: the entities the caller names, plus those the query mentions by name or alias.
+    const graph = recipe.arms.graph
+      ? Promise.all([
+          Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(q.scope, ref))),
+          timed('anchors', () => this.d.store.entitiesNamed(q.scope, phrases(cmd.query), 8)),
+        ]).then(([given, mentioned]) => {
+          const ids = [...new Set([...given.flatMap((e) => (e ? [e.id] : [])), ...mentioned])].slice(0, 16);
+          return timed('graph', () => this.d.store.graphArm(q, ids));
+        })
+      : [];
+    const [[lexical, context], vectorIds, graphIds, scopeIds] = await Promise.all([
+      lexicalArms,
+      vec,
+      graph,
+      inherited,
+    ]);
+    const lists = [
+      { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
+      { arm: 'context', ids: context, weight: recipe.armWeights.context ?? 1 },
+      { arm: 'vector', ids: vectorIds, weight: recipe.armWeights.vector ?? 1 },
+      { arm: 'graph', ids: graphIds.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
+    ];
+    return { lists, graphIds, scopeIds };
+  }
+
+  /**
    * The graph arm's second walk: from the best records the other arms found (the seeds), the records
    * their structural relations reach (relations.ts), behind the anchors' records in the graph arm's list.
    */
   private async related(
     q: ArmQuery,
-    found: ReadonlyArray<{ arm: string; ids: readonly string[]; weight: number }>,
+    found: readonly ArmList[],
     recipe: Recipe,
-    timed: <T>(name: string, fn: () => Promise<T>) => Promise<T>,
+    timed: Timed,
   ): Promise<string[]> {
     const seeds = rrf(found, recipe.rrfK)
       .slice(0, RELATED_SEEDS)
@@ -125,11 +208,11 @@ export class RecallService {
    */
   private async relatedAndRecords(
     q: ArmQuery,
-    found: ReadonlyArray<{ arm: string; ids: readonly string[]; weight: number }>,
+    found: readonly ArmList[],
     scopeIds: readonly string[],
     recipe: Recipe,
-    timed: <T>(name: string, fn: () => Promise<T>) => Promise<T>,
-  ): Promise<[string[], Map<string, RecordView & { contradicts: string[] }>]> {
+    timed: Timed,
+  ): Promise<[string[], Map<string, Candidate>]> {
     const armIds = new Set([...found.flatMap((l) => l.ids), ...scopeIds]);
     const read = (ids: readonly string[]) =>
       ids.length === 0 ? Promise.resolve([]) : this.d.store.recordsByIds(q.scope, ids, q.knownAt);
@@ -145,14 +228,7 @@ export class RecallService {
     const cmd = parseCommand(RecallCommand, input);
     const recipe = getRecipe(cmd.recipe);
     const ms: Record<string, number> = {};
-    const timed = async <T>(name: string, fn: () => Promise<T>): Promise<T> => {
-      const t0 = performance.now();
-      try {
-        return await fn();
-      } finally {
-        ms[name] = Math.round((performance.now() - t0) * 10) / 10;
-      }
-    };
+    const timed = timer(ms);
     // The query's embedding needs no scope, so it runs while the caller's grants are read (the vector arm
     // waits for one round trip less). A caller then refused only wastes the model's few milliseconds.
     const embedding = recipe.arms.vector ? timed('embed', () => this.d.embedder.embed([cmd.query])) : null;
@@ -171,96 +247,17 @@ export class RecallService {
       k: Math.max(recipe.perArmK, cmd.limit),
     };
 
-    // Each arm starts as soon as its own input is ready (fewer sequential round trips): lexical and scope
-    // at once, vector after the query's embedding, graph after the anchors are resolved.
-    const lexicalArms =
-      recipe.arms.lexical || recipe.arms.context ? this.lexicalArms(q, cmd.query, recipe, timed) : [[], []];
-    const inherited = recipe.arms.scope ? timed('scope', () => this.d.store.scopeArm(q)) : [];
-    const vec = embedding
-      ? embedding.then(([v]) =>
-          v ? timed('vector', () => this.d.store.vectorArm(q, [...v], this.d.embedder.modelId)) : [],
-        )
-      : [];
-    // Anchors: the entities the caller names, plus those the query mentions by name or alias.
-    const graph = recipe.arms.graph
-      ? Promise.all([
-          Promise.all(cmd.anchors.map((ref) => this.d.store.findEntity(scope, ref))),
-          timed('anchors', () => this.d.store.entitiesNamed(scope, phrases(cmd.query), 8)),
-        ]).then(([given, mentioned]) => {
-          const ids = [...new Set([...given.flatMap((e) => (e ? [e.id] : [])), ...mentioned])].slice(0, 16);
-          return timed('graph', () => this.d.store.graphArm(q, ids));
-        })
-      : [];
-    const [[lexical, context], vectorIds, graphIds, scopeIds] = await Promise.all([
-      lexicalArms,
-      vec,
-      graph,
-      inherited,
-    ]);
-
-    const found = [
-      { arm: 'lexical', ids: lexical, weight: recipe.armWeights.lexical ?? 1 },
-      { arm: 'context', ids: context, weight: recipe.armWeights.context ?? 1 },
-      { arm: 'vector', ids: vectorIds, weight: recipe.armWeights.vector ?? 1 },
-      { arm: 'graph', ids: graphIds.map(([id]) => id), weight: recipe.armWeights.graph ?? 1 },
-    ];
-    const [related, records] = await this.relatedAndRecords(q, found, scopeIds, recipe, timed);
-    const armLists = [
-      ...found.slice(0, 3),
-      { ...found[3]!, ids: [...new Set([...found[3]!.ids, ...related])] },
-      { arm: 'scope', ids: scopeIds, weight: recipe.armWeights.scope ?? 1 },
-    ].filter((l) => l.ids.length > 0);
+    const found = await this.arms(cmd, recipe, q, embedding, timed);
+    const [related, records] = await this.relatedAndRecords(q, found.lists, found.scopeIds, recipe, timed);
+    const armLists = withRelated(found, related, recipe);
     const t0 = performance.now();
-    // A when-question: one more vote for the found candidates whose text places something in time.
-    if (recipe.arms.temporal) {
-      const found = rrf(
-        armLists.filter((l) => ['lexical', 'context', 'vector'].includes(l.arm)),
-        recipe.rrfK,
-      ).map((f) => f.id);
-      const ids = temporalRanking(cmd.query, found, (id) => records.get(id)?.text, q.k);
-      if (ids.length > 0) armLists.push({ arm: 'temporal', ids, weight: recipe.armWeights.temporal ?? 1 });
-    }
-    // Records citing the same span (a turn's observation and its sentences' statements) are one item.
-    const keyOf = (id: string) => {
-      const r = records.get(id);
-      return r && spanKey(r);
-    };
-    const fused = rrf(collapseBySpan(armLists, keyOf, recipe.rrfK), recipe.rrfK);
-    const authority = (r: { confidence: number; class: string }) =>
-      r.class === 'NORMATIVE' ? 0.95 : Math.min(0.85, r.confidence);
-    const queryWords = subjectWords(cmd.query);
-    const features = new Map(
-      [...records.values()].map((r) => [
-        r.id,
-        featuresOf(r, cmd.namespace, {
-          authority: authority(r),
-          utility: r.utility,
-          subjectNamed: namesSubject(queryWords, r.subject),
-        }),
-      ]),
-    );
-    const anchorOf = new Map(graphIds.map(([id, anchor]) => [id, anchor]));
-    const blended = blend(fused, features, recipe, now, classHints(cmd.query));
-    const items = blended.map((b) => {
-      const r = records.get(b.id)!;
-      return toRecallItem(b, r, {
-        authority: authority(r),
-        // Recorded by a review (fold.ts), never inferred: an auto-admitted norm is data, not an instruction.
-        approved: isApprovedInstruction(r),
-        contradicts: r.contradicts,
-        anchor: anchorOf.get(b.id) ?? null,
-      });
-    });
-    const visible = filterVisible(items, { validAt });
-    const decided = resolvePrecedence(visible);
-    const norm = (s: string) => s.toLowerCase().replace(/\s+/g, ' ').trim();
-    const text = new Map(decided.map((i) => [i.id, norm(i.text)]));
-    const distinct = dropNearDuplicates(
-      decided,
-      (a, b) => (text.get(a.id) === text.get(b.id) ? 1 : 0),
-      recipe.nearDuplicateCosine,
-    );
-    ms['fuse'] = Math.round((performance.now() - t0) * 10) / 10;
+    const lists = recipe.arms.temporal
+      ? withTemporalVote(armLists, cmd.query, records, recipe, q.k)
+      : armLists;
+    const fused = fuseBySpan(lists, records, recipe.rrfK);
+    const request = { query: cmd.query, namespace: cmd.namespace, now, recipe };
+    const distinct = decidedItems(blendedItems(fused, records, found.graphIds, request), validAt, recipe);
+    ms['fuse'] = since(t0);
 
     const t1 = performance.now();
     const packed = pack(distinct.slice(0, cmd.limit), cmd.tokenBudget, {
@@ -269,7 +266,7 @@ export class RecallService {
       caller: principalKey(principal),
     });
     const envelope = renderEnvelope(packed.items, { recallId });
-    ms['pack'] = Math.round((performance.now() - t1) * 10) / 10;
+    ms['pack'] = since(t1);
     this.d.logger.info(
       {
         op: 'recall',
