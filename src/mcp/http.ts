@@ -7,7 +7,7 @@ import type { Logger } from '../ports/logger.ts';
 import type { TokenVerifier } from '../ports/token-verifier.ts';
 import { applyCors, type CorsPolicy } from '../api/cors.ts';
 import type { TokenExchanger } from './exchange.ts';
-import { buildMcpServer } from './server.ts';
+import { buildMcpServer, type RunOperation } from './server.ts';
 import type { ToolDef } from './tools.ts';
 
 /**
@@ -45,140 +45,160 @@ export interface RunningMcpHttp {
 const PRM = '/.well-known/oauth-protected-resource';
 const SUPPORTED_SCOPES: readonly Scope[] = ['read', 'write', 'review'];
 
-export async function startMcpHttp(o: McpHttpOptions): Promise<RunningMcpHttp> {
-  const log = o.logger.child({ component: 'mcp' });
-  const resourceUrl = URL.canParse(o.resource) ? new URL(o.resource) : undefined;
-  const mcpPath = resourceUrl && resourceUrl.pathname !== '/' ? resourceUrl.pathname : '/mcp';
-  const cors: CorsPolicy = {
-    origins: o.corsOrigins,
-    methods: ['POST'],
-    allowHeaders: [
-      'authorization',
-      'content-type',
-      'mcp-protocol-version',
-      'mcp-session-id',
-      'last-event-id',
-    ],
-    exposeHeaders: ['www-authenticate', 'mcp-session-id', 'mcp-protocol-version'],
-  };
-  let metadataUrl = '';
+/** What a request's handling reads: the options, the bridge's path and CORS policy, its metadata URL. */
+interface HttpBridge {
+  readonly o: McpHttpOptions;
+  readonly log: Logger;
+  readonly mcpPath: string;
+  readonly cors: CorsPolicy;
+  /** The protected-resource metadata's URL, known once the server listens (its port may be 0 until then). */
+  metadataUrl: string;
+}
 
-  const metadata = () => ({
-    resource: o.resource,
-    authorization_servers: o.authorizationServers,
-    scopes_supported: SUPPORTED_SCOPES,
-    bearer_methods_supported: ['header'],
-    resource_name: 'Muninn memory (MCP)',
-  });
+const corsPolicy = (origins: readonly string[]): CorsPolicy => ({
+  origins,
+  methods: ['POST'],
+  allowHeaders: ['authorization', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id'],
+  exposeHeaders: ['www-authenticate', 'mcp-session-id', 'mcp-protocol-version'],
+});
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path === '/healthz') return json(res, 200, { status: 'ok' });
-    if (path === PRM || path === `${PRM}${mcpPath}`) {
-      if (req.method !== 'GET') return json(res, 405, { error: 'method not allowed' });
-      res.setHeader('access-control-allow-origin', '*'); // public metadata, no credentials
-      return json(res, 200, metadata());
-    }
-    if (path !== mcpPath) return json(res, 404, { error: 'not found' });
-    // DNS-rebinding defence (MCP transport spec): a browser origin must be one the config allows.
-    const verdict = applyCors(req, res, cors);
-    if (verdict === 'answered') return;
-    if (verdict === 'foreign') return json(res, 403, { error: 'origin not allowed' });
-    const caller = await authenticate(req, res);
-    if (!caller) return;
-    if (req.method !== 'POST') {
-      res.setHeader('allow', 'POST');
-      return json(res, 405, { error: 'method not allowed (stateless: POST only)' });
-    }
-    await serveMcp(req, res, caller);
+const metadata = (o: McpHttpOptions) => ({
+  resource: o.resource,
+  authorization_servers: o.authorizationServers,
+  scopes_supported: SUPPORTED_SCOPES,
+  bearer_methods_supported: ['header'],
+  resource_name: 'Muninn memory (MCP)',
+});
+
+async function handle(b: HttpBridge, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  if (path === '/healthz') return json(res, 200, { status: 'ok' });
+  if (path === PRM || path === `${PRM}${b.mcpPath}`) {
+    if (req.method !== 'GET') return json(res, 405, { error: 'method not allowed' });
+    res.setHeader('access-control-allow-origin', '*'); // public metadata, no credentials
+    return json(res, 200, metadata(b.o));
   }
+  if (path !== b.mcpPath) return json(res, 404, { error: 'not found' });
+  // DNS-rebinding defence (MCP transport spec): a browser origin must be one the config allows.
+  const verdict = applyCors(req, res, b.cors);
+  if (verdict === 'answered') return;
+  if (verdict === 'foreign') return json(res, 403, { error: 'origin not allowed' });
+  const caller = await authenticate(b, req, res);
+  if (!caller) return;
+  if (req.method !== 'POST') {
+    res.setHeader('allow', 'POST');
+    return json(res, 405, { error: 'method not allowed (stateless: POST only)' });
+  }
+  await serveMcp(b, req, res, caller);
+}
 
-  /** The caller's principal and token, or a 401/403 already sent. */
-  async function authenticate(
-    req: IncomingMessage,
-    res: ServerResponse,
-  ): Promise<{ principal: Principal; token: string } | undefined> {
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-    if (!m) {
-      challenge(res, 401, `Bearer resource_metadata="${metadataUrl}"`, 'a bearer token is required');
-      return undefined;
-    }
-    try {
-      const principal = await o.verifier.verify(m[1]!);
-      if (!hasScope(principal, 'read')) {
-        challenge(
-          res,
-          403,
-          `Bearer error="insufficient_scope", scope="read", resource_metadata="${metadataUrl}"`,
-        );
-        return undefined;
-      }
-      return { principal, token: m[1]! };
-    } catch (e) {
-      const why = isMuninnError(e) ? e.message : 'invalid token';
+interface Caller {
+  readonly principal: Principal;
+  readonly token: string;
+}
+
+/** The caller's principal and token, or a 401/403 already sent. */
+async function authenticate(
+  b: HttpBridge,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<Caller | undefined> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+  if (!m) {
+    challenge(res, 401, `Bearer resource_metadata="${b.metadataUrl}"`, 'a bearer token is required');
+    return undefined;
+  }
+  try {
+    const principal = await b.o.verifier.verify(m[1]!);
+    if (!hasScope(principal, 'read')) {
       challenge(
         res,
-        401,
-        `Bearer error="invalid_token", error_description="${why.replace(/["\\]/g, '')}", resource_metadata="${metadataUrl}"`,
-        why,
+        403,
+        `Bearer error="insufficient_scope", scope="read", resource_metadata="${b.metadataUrl}"`,
       );
       return undefined;
     }
+    return { principal, token: m[1]! };
+  } catch (e) {
+    const why = isMuninnError(e) ? e.message : 'invalid token';
+    challenge(
+      res,
+      401,
+      `Bearer error="invalid_token", error_description="${why.replace(/["\\]/g, '')}", resource_metadata="${b.metadataUrl}"`,
+      why,
+    );
+    return undefined;
   }
+}
 
-  async function serveMcp(
-    req: IncomingMessage,
-    res: ServerResponse,
-    caller: { principal: Principal; token: string },
-  ): Promise<void> {
-    const body = await readJson(req, o.maxBodyBytes);
-    if (body === TOO_LARGE)
-      return json(res, 413, jsonRpcError(`request body exceeds ${o.maxBodyBytes} bytes`));
-    if (body === undefined) return json(res, 400, jsonRpcError('request body is not JSON'));
-    // The exchanged token asks only for what the offered tools need.
-    const scopes: Scope[] = ['read'];
-    if (o.writeTools && hasScope(caller.principal, 'write')) scopes.push('write');
-    if (hasScope(caller.principal, 'review')) scopes.push('review');
-    const server = buildMcpServer({
-      tools: o.tools,
-      scopes: new Set(scopes),
-      writeTools: o.writeTools,
-      logger: log,
-      run: async (tool, variables) => {
-        let token: string;
-        try {
-          token = await o.exchanger.exchange(caller.token, scopes);
-        } catch (e) {
-          const code = isMuninnError(e) ? e.code : 'UNAVAILABLE';
-          return {
-            ok: false,
-            errors: [{ code, message: isMuninnError(e) ? e.message : 'token exchange failed' }],
-          };
-        }
-        return callGraphQL({
-          url: o.graphqlUrl,
-          token,
-          document: tool.document,
-          operationName: tool.name,
-          variables,
-        });
-      },
+/** A tool call under a token exchanged for the API audience with `scopes`. */
+function runTool(o: McpHttpOptions, caller: Caller, scopes: Scope[]): RunOperation {
+  return async (tool, variables) => {
+    let token: string;
+    try {
+      token = await o.exchanger.exchange(caller.token, scopes);
+    } catch (e) {
+      const code = isMuninnError(e) ? e.code : 'UNAVAILABLE';
+      return {
+        ok: false,
+        errors: [{ code, message: isMuninnError(e) ? e.message : 'token exchange failed' }],
+      };
+    }
+    return callGraphQL({
+      url: o.graphqlUrl,
+      token,
+      document: tool.document,
+      operationName: tool.name,
+      variables,
     });
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-  }
+  };
+}
 
+async function serveMcp(
+  b: HttpBridge,
+  req: IncomingMessage,
+  res: ServerResponse,
+  caller: Caller,
+): Promise<void> {
+  const { o } = b;
+  const body = await readJson(req, o.maxBodyBytes);
+  if (body === TOO_LARGE) return json(res, 413, jsonRpcError(`request body exceeds ${o.maxBodyBytes} bytes`));
+  if (body === undefined) return json(res, 400, jsonRpcError('request body is not JSON'));
+  // The exchanged token asks only for what the offered tools need.
+  const scopes: Scope[] = ['read'];
+  if (o.writeTools && hasScope(caller.principal, 'write')) scopes.push('write');
+  if (hasScope(caller.principal, 'review')) scopes.push('review');
+  const server = buildMcpServer({
+    tools: o.tools,
+    scopes: new Set(scopes),
+    writeTools: o.writeTools,
+    logger: b.log,
+    run: runTool(o, caller, scopes),
+  });
+  const transport = new StreamableHTTPServerTransport({
+    sessionIdGenerator: undefined,
+    enableJsonResponse: true,
+  });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
+
+export async function startMcpHttp(o: McpHttpOptions): Promise<RunningMcpHttp> {
+  const resourceUrl = URL.canParse(o.resource) ? new URL(o.resource) : undefined;
+  const b: HttpBridge = {
+    o,
+    log: o.logger.child({ component: 'mcp' }),
+    mcpPath: resourceUrl && resourceUrl.pathname !== '/' ? resourceUrl.pathname : '/mcp',
+    cors: corsPolicy(o.corsOrigins),
+    metadataUrl: '',
+  };
   const http: Server = createServer((req, res) => {
-    handle(req, res).catch((e: unknown) => {
-      log.error({ err: e instanceof Error ? e.message : String(e) }, 'mcp request failed');
+    handle(b, req, res).catch((e: unknown) => {
+      b.log.error({ err: e instanceof Error ? e.message : String(e) }, 'mcp request failed');
       if (!res.headersSent) json(res, 500, jsonRpcError('internal error'));
     });
   });
@@ -191,9 +211,9 @@ export async function startMcpHttp(o: McpHttpOptions): Promise<RunningMcpHttp> {
   const address = http.address();
   const port = typeof address === 'object' && address ? address.port : o.port;
   const origin = resourceUrl ? resourceUrl.origin : `http://${o.host}:${port}`;
-  metadataUrl = `${origin}${PRM}${mcpPath}`;
-  const url = `http://${o.host}:${port}${mcpPath}`;
-  log.info({ url, resource: o.resource }, 'mcp bridge listening');
+  b.metadataUrl = `${origin}${PRM}${b.mcpPath}`;
+  const url = `http://${o.host}:${port}${b.mcpPath}`;
+  b.log.info({ url, resource: o.resource }, 'mcp bridge listening');
   return {
     url,
     port,
