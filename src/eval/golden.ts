@@ -63,78 +63,99 @@ export const GoldenQuery = z.strictObject({
 });
 export type GoldenQuery = z.infer<typeof GoldenQuery>;
 
-export const GoldenSet = z
-  .strictObject({
-    name: GoldenSetName,
-    version: z.int().min(1),
-    description: z.string().max(2000).optional(),
-    namespace: NamespacePath,
-    fixtures: z.array(GoldenFixture).min(1).max(10_000),
-    queries: z.array(GoldenQuery).min(1).max(10_000),
-  })
-  .superRefine((set, ctx) => {
-    const fixtureIds = new Set<string>();
-    set.fixtures.forEach((f, i) => {
-      if (fixtureIds.has(f.id)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['fixtures', i, 'id'],
-          message: `duplicate fixture id "${f.id}"`,
-        });
-      }
-      fixtureIds.add(f.id);
-      if (f.namespace && !withinNamespace(f.namespace, set.namespace)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['fixtures', i, 'namespace'],
-          message: `fixture "${f.id}" lies outside the set's namespace "${set.namespace}"`,
-        });
-      }
-    });
-    const queryIds = new Set<string>();
-    set.queries.forEach((q, i) => {
-      if (queryIds.has(q.id)) {
-        ctx.addIssue({ code: 'custom', path: ['queries', i, 'id'], message: `duplicate query id "${q.id}"` });
-      }
-      queryIds.add(q.id);
-      if (q.namespace && !withinNamespace(q.namespace, set.namespace)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['queries', i, 'namespace'],
-          message: `query "${q.id}" is asked outside the set's namespace "${set.namespace}"`,
-        });
-      }
-      const relevant = new Set<string>();
-      q.relevant.forEach((id, j) => {
-        if (relevant.has(id)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['queries', i, 'relevant', j],
-            message: `query "${q.id}" lists relevant fixture "${id}" twice`,
-          });
-        }
-        relevant.add(id);
-        if (!fixtureIds.has(id)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['queries', i, 'relevant', j],
-            message: `query "${q.id}" names relevant fixture "${id}", which is not in the set`,
-          });
-        }
+const GoldenSetFields = z.strictObject({
+  name: GoldenSetName,
+  version: z.int().min(1),
+  description: z.string().max(2000).optional(),
+  namespace: NamespacePath,
+  fixtures: z.array(GoldenFixture).min(1).max(10_000),
+  queries: z.array(GoldenQuery).min(1).max(10_000),
+});
+type GoldenSetFields = z.infer<typeof GoldenSetFields>;
+
+/** Each fixture id once, each fixture inside the set's namespace. Returns the set's fixture ids. */
+function checkFixtures(set: GoldenSetFields, ctx: z.RefinementCtx): Set<string> {
+  const fixtureIds = new Set<string>();
+  set.fixtures.forEach((f, i) => {
+    if (fixtureIds.has(f.id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fixtures', i, 'id'],
+        message: `duplicate fixture id "${f.id}"`,
       });
-      for (const id of Object.keys(q.grades ?? {})) {
-        if (!relevant.has(id)) {
-          ctx.addIssue({
-            code: 'custom',
-            path: ['queries', i, 'grades', id],
-            message: fixtureIds.has(id)
-              ? `query "${q.id}" grades fixture "${id}", which is not in its relevant list`
-              : `query "${q.id}" grades fixture "${id}", which is not in the set`,
-          });
-        }
-      }
-    });
+    }
+    fixtureIds.add(f.id);
+    if (f.namespace && !withinNamespace(f.namespace, set.namespace)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['fixtures', i, 'namespace'],
+        message: `fixture "${f.id}" lies outside the set's namespace "${set.namespace}"`,
+      });
+    }
   });
+  return fixtureIds;
+}
+
+/** Query `i`'s relevant list names fixtures of the set, each once; its grades only fixtures of that list. */
+function checkJudgements(
+  q: GoldenQuery,
+  i: number,
+  fixtureIds: ReadonlySet<string>,
+  ctx: z.RefinementCtx,
+): void {
+  const relevant = new Set<string>();
+  q.relevant.forEach((id, j) => {
+    if (relevant.has(id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['queries', i, 'relevant', j],
+        message: `query "${q.id}" lists relevant fixture "${id}" twice`,
+      });
+    }
+    relevant.add(id);
+    if (!fixtureIds.has(id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['queries', i, 'relevant', j],
+        message: `query "${q.id}" names relevant fixture "${id}", which is not in the set`,
+      });
+    }
+  });
+  for (const id of Object.keys(q.grades ?? {})) {
+    if (!relevant.has(id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['queries', i, 'grades', id],
+        message: fixtureIds.has(id)
+          ? `query "${q.id}" grades fixture "${id}", which is not in its relevant list`
+          : `query "${q.id}" grades fixture "${id}", which is not in the set`,
+      });
+    }
+  }
+}
+
+/** Each query id once, each query asked inside the set's namespace, its judgements naming the set's fixtures. */
+function checkQueries(set: GoldenSetFields, fixtureIds: ReadonlySet<string>, ctx: z.RefinementCtx): void {
+  const queryIds = new Set<string>();
+  set.queries.forEach((q, i) => {
+    if (queryIds.has(q.id)) {
+      ctx.addIssue({ code: 'custom', path: ['queries', i, 'id'], message: `duplicate query id "${q.id}"` });
+    }
+    queryIds.add(q.id);
+    if (q.namespace && !withinNamespace(q.namespace, set.namespace)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['queries', i, 'namespace'],
+        message: `query "${q.id}" is asked outside the set's namespace "${set.namespace}"`,
+      });
+    }
+    checkJudgements(q, i, fixtureIds, ctx);
+  });
+}
+
+export const GoldenSet = GoldenSetFields.superRefine((set, ctx) => {
+  checkQueries(set, checkFixtures(set, ctx), ctx);
+});
 export type GoldenSet = z.infer<typeof GoldenSet>;
 
 /** Validates a parsed golden-set file; every problem becomes one BAD_USER_INPUT listing all of them. */
