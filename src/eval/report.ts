@@ -1,5 +1,5 @@
 import { cmp, METRICS, type MetricName, type QueryMetrics } from './metrics.ts';
-import type { EvalRun, ScoredRun } from './model.ts';
+import type { EvalRun, ScoredRun, SkippedRun } from './model.ts';
 import type { RunComparison } from './runs.ts';
 
 /**
@@ -74,81 +74,94 @@ export function worstQueries(run: ScoredRun, n: number): ScoredRun['perQuery'] {
 
 const quote = (s: string, max = 60): string => `"${s.length > max ? `${s.slice(0, max - 1)}…` : s}"`;
 
-export function formatRun(run: EvalRun, options: ReportOptions = {}): string {
-  const lines = [header(run)];
-  if (run.status === 'skipped') {
-    lines.push(`SKIPPED (not scored): ${run.reason}`);
-    const shown = run.missing.slice(0, 20);
-    const more = run.missing.length - shown.length;
-    lines.push(`missing fixtures: ${shown.join(', ')}${more > 0 ? ` … and ${more} more` : ''}`);
-    return `${lines.join('\n')}\n`;
-  }
-  const n = options.worst ?? 5;
-  const labels = METRICS.map((m) => metricLabel(m, run.k));
-  // Per-query rows are each at their own k (the column `k` says which).
-  const perQueryLabels = METRICS.map((m) => metricLabel(m, 'k'));
+function skippedLines(run: SkippedRun): string[] {
+  const shown = run.missing.slice(0, 20);
+  const more = run.missing.length - shown.length;
+  return [
+    `SKIPPED (not scored): ${run.reason}`,
+    `missing fixtures: ${shown.join(', ')}${more > 0 ? ` … and ${more} more` : ''}`,
+  ];
+}
 
-  lines.push('');
-  lines.push(
-    ...table([
-      ['', 'n', ...labels],
-      ['all', String(run.aggregate.n), ...metricCells(run.aggregate.means)],
-      ...Object.keys(run.byTag)
-        .sort(cmp)
-        .map((tag) => [`tag ${tag}`, String(run.byTag[tag]!.n), ...metricCells(run.byTag[tag]!.means)]),
-    ]),
-  );
+/** The aggregate line and one per tag, at the run's k. */
+function aggregateLines(run: ScoredRun, labels: readonly string[]): string[] {
+  const lines = table([
+    ['', 'n', ...labels],
+    ['all', String(run.aggregate.n), ...metricCells(run.aggregate.means)],
+    ...Object.keys(run.byTag)
+      .sort(cmp)
+      .map((tag) => [`tag ${tag}`, String(run.byTag[tag]!.n), ...metricCells(run.byTag[tag]!.means)]),
+  ]);
   const ownK = run.perQuery.filter((q) => q.k !== run.k);
   if (ownK.length > 0) {
     lines.push(`(scored at their own k: ${ownK.map((q) => `${q.queryId} @${q.k}`).join(', ')})`);
   }
+  return lines;
+}
 
+function worstLines(run: ScoredRun, n: number, perQueryLabels: readonly string[]): string[] {
   const worst = worstQueries(run, n);
-  if (worst.length > 0) {
-    lines.push('', `worst ${worst.length} of ${run.perQuery.length} queries:`);
+  if (worst.length === 0) return [];
+  return [
+    '',
+    `worst ${worst.length} of ${run.perQuery.length} queries:`,
+    ...table(
+      [
+        ['query', 'k', ...perQueryLabels, ''],
+        ...worst.map((q) => [q.queryId, String(q.k), ...metricCells(q.metrics), quote(q.query)]),
+      ],
+      [0, METRICS.length + 2],
+    ),
+  ];
+}
+
+function comparisonLines(
+  c: RunComparison,
+  n: number,
+  labels: readonly string[],
+  perQueryLabels: readonly string[],
+): string[] {
+  const lines = ['', `compared with ${c.previous.recipe} run started ${c.previous.startedAt}:`];
+  if (!c.sameSet) lines.push('note: the golden set changed between the runs (different content hash)');
+  lines.push(
+    ...table([
+      ['', ...labels],
+      ['Δ all', ...metricCells(c.aggregateDelta, signed)],
+    ]),
+  );
+  const dropped = c.queries.filter((q) => q.worstDrop < 0).slice(0, Math.max(0, n));
+  if (dropped.length === 0) {
+    lines.push('no query dropped');
+  } else {
+    lines.push('', 'queries that dropped most:');
     lines.push(
       ...table(
         [
-          ['query', 'k', ...perQueryLabels, ''],
-          ...worst.map((q) => [q.queryId, String(q.k), ...metricCells(q.metrics), quote(q.query)]),
+          ['query', 'worst', ...perQueryLabels, 'lost'],
+          ...dropped.map((q) => [
+            q.queryId,
+            q.worstMetric ? metricLabel(q.worstMetric, 'k') : '',
+            ...metricCells(q.delta, signed),
+            q.lost.join(','),
+          ]),
         ],
-        [0, METRICS.length + 2],
+        [0, 1, METRICS.length + 2],
       ),
     );
   }
+  if (c.added.length > 0) lines.push(`new queries: ${c.added.join(', ')}`);
+  if (c.removed.length > 0) lines.push(`removed queries: ${c.removed.join(', ')}`);
+  return lines;
+}
 
-  const c = options.comparison;
-  if (c) {
-    lines.push('', `compared with ${c.previous.recipe} run started ${c.previous.startedAt}:`);
-    if (!c.sameSet) lines.push('note: the golden set changed between the runs (different content hash)');
-    lines.push(
-      ...table([
-        ['', ...labels],
-        ['Δ all', ...metricCells(c.aggregateDelta, signed)],
-      ]),
-    );
-    const dropped = c.queries.filter((q) => q.worstDrop < 0).slice(0, Math.max(0, n));
-    if (dropped.length === 0) {
-      lines.push('no query dropped');
-    } else {
-      lines.push('', 'queries that dropped most:');
-      lines.push(
-        ...table(
-          [
-            ['query', 'worst', ...perQueryLabels, 'lost'],
-            ...dropped.map((q) => [
-              q.queryId,
-              q.worstMetric ? metricLabel(q.worstMetric, 'k') : '',
-              ...metricCells(q.delta, signed),
-              q.lost.join(','),
-            ]),
-          ],
-          [0, 1, METRICS.length + 2],
-        ),
-      );
-    }
-    if (c.added.length > 0) lines.push(`new queries: ${c.added.join(', ')}`);
-    if (c.removed.length > 0) lines.push(`removed queries: ${c.removed.join(', ')}`);
-  }
+export function formatRun(run: EvalRun, options: ReportOptions = {}): string {
+  const lines = [header(run)];
+  if (run.status === 'skipped') return `${[...lines, ...skippedLines(run)].join('\n')}\n`;
+  const n = options.worst ?? 5;
+  const labels = METRICS.map((m) => metricLabel(m, run.k));
+  // Per-query rows are each at their own k (the column `k` says which).
+  const perQueryLabels = METRICS.map((m) => metricLabel(m, 'k'));
+  lines.push('', ...aggregateLines(run, labels), ...worstLines(run, n, perQueryLabels));
+  if (options.comparison) lines.push(...comparisonLines(options.comparison, n, labels, perQueryLabels));
   return `${lines.join('\n')}\n`;
 }
