@@ -12,16 +12,18 @@
  */
 import type {
   Clock,
+  ObservationRecord,
   ObservationState,
   ObservationStore,
   PseudonymKey,
   SecretDetector,
   SessionSource,
+  SessionSummary,
 } from './ports.ts';
 import type { LockOptions, OutboxStore, PublishHooks } from '../ports/outbox.ts';
 import { appendManifest, publishObject } from './outbox.ts';
-import { minimize } from './minimize.ts';
-import { createPseudonymizer } from './pseudonym.ts';
+import { minimize, type TranscriptWindow } from './minimize.ts';
+import { createPseudonymizer, type Pseudonymizer } from './pseudonym.ts';
 import { qualify, screenSummary, type QualifyConfig, type ReasonCode } from './qualify.ts';
 
 export interface ExporterDeps {
@@ -56,6 +58,20 @@ const CREDENTIAL_PARAM =
   /[?&#;](?:access_?token|token|api_?key|apikey|key|secret|password|passwd|pwd|auth|authorization|sig|signature|client_secret|session|sessionid|code)=[^\s&#]+/i;
 export const credentialUrlDetector: SecretDetector = (t) => USERINFO_URL.test(t) || CREDENTIAL_PARAM.test(t);
 
+/** One run's shared state: its deps and config, the pseudonymizer and secret screen, the tallies, the state. */
+interface Run {
+  readonly deps: ExporterDeps;
+  readonly config: ExportConfig;
+  readonly pseudo: Pseudonymizer;
+  readonly detect: SecretDetector;
+  readonly out: ExportOutcome;
+  readonly state: ObservationState;
+}
+
+const count = (out: ExportOutcome, r: OutcomeReason): void => {
+  out.reasons[r] = (out.reasons[r] ?? 0) + 1;
+};
+
 export async function exportOnce(deps: ExporterDeps, config: ExportConfig): Promise<ExportOutcome> {
   const pseudo = createPseudonymizer(deps.key);
   const detect: SecretDetector = (t) => deps.detectSecret(t) || credentialUrlDetector(t);
@@ -69,77 +85,87 @@ export async function exportOnce(deps: ExporterDeps, config: ExportConfig): Prom
     reasons: {},
     manifests: [],
   };
-  const count = (r: OutcomeReason): void => {
-    out.reasons[r] = (out.reasons[r] ?? 0) + 1;
-  };
 
   const loaded = await deps.store.load();
   if (loaded && loaded.keyId !== pseudo.keyId)
     throw new Error('observation state was written under another pseudonym key id; re-index before rotating');
   const state: ObservationState = loaded ?? { version: 1, keyId: pseudo.keyId, sessions: {} };
+  const run: Run = { deps, config, pseudo, detect, out, state };
 
   const summaries = await deps.source.listSessions();
   try {
-    for (const summary of summaries) {
-      out.considered++;
-      const screened = screenSummary(summary, config);
-      if (screened) {
-        out[screened.kind === 'reject' ? 'rejected' : 'deferred']++;
-        count(screened.reason);
-        continue;
-      }
-      const skey = pseudo.ref('state', summary.source, summary.id);
-      const prior = state.sessions[skey] ?? null;
-      const now = deps.clock.now();
-      let raw: unknown;
-      try {
-        raw = await deps.source.getSession(summary.id);
-      } catch {
-        out.deferred++;
-        count('SOURCE_ERROR');
-        if (prior) state.sessions[skey] = { ...prior, candidate: null, lastObservedAt: now.toISOString() };
-        continue;
-      }
-      const d = qualify({ raw, summary, prior, now, config, pseudo, detectSecret: detect });
-      if (d.kind !== 'qualify') {
-        out[d.kind === 'reject' ? 'rejected' : d.kind === 'defer' ? 'deferred' : 'unchanged']++;
-        count(d.reason);
-        if (d.next) state.sessions[skey] = d.next;
-        continue;
-      }
-      const obj = minimize(d.session, d.window, d.after, pseudo);
-      if (obj.messages.some((m) => detect(m.text))) {
-        out.rejected++;
-        count('SECRET_DETECTED');
-        state.sessions[skey] = resetOf(prior, now);
-        continue;
-      }
-      try {
-        const { id } = await publishObject(deps.outbox, obj, deps.hooks);
-        const m = await appendManifest(deps.outbox, [id], {
-          now: () => deps.clock.now(),
-          ...(deps.hooks ? { hooks: deps.hooks } : {}),
-          ...(deps.lock ? { lock: deps.lock } : {}),
-        });
-        out.published++;
-        out.manifests.push({ seq: m.seq, objectId: id, created: m.created });
-        state.sessions[skey] = d.next;
-      } catch {
-        // Candidate stays recorded: the next run retries the identical window idempotently.
-        out.failed++;
-        count('PUBLISH_FAILED');
-      }
-    }
+    for (const summary of summaries) await exportSession(run, summary);
   } finally {
     await deps.store.save(state);
   }
   return out;
 }
 
-function resetOf(
-  prior: ObservationState['sessions'][string] | null,
-  now: Date,
-): ObservationState['sessions'][string] {
+/** One listed session: screened, fetched, qualified, minimized, re-checked for secrets, published. */
+async function exportSession(run: Run, summary: SessionSummary): Promise<void> {
+  const { deps, config, pseudo, detect, out, state } = run;
+  out.considered++;
+  const screened = screenSummary(summary, config);
+  if (screened) {
+    out[screened.kind === 'reject' ? 'rejected' : 'deferred']++;
+    count(out, screened.reason);
+    return;
+  }
+  const skey = pseudo.ref('state', summary.source, summary.id);
+  const prior = state.sessions[skey] ?? null;
+  const now = deps.clock.now();
+  let raw: unknown;
+  try {
+    raw = await deps.source.getSession(summary.id);
+  } catch {
+    out.deferred++;
+    count(out, 'SOURCE_ERROR');
+    if (prior) state.sessions[skey] = { ...prior, candidate: null, lastObservedAt: now.toISOString() };
+    return;
+  }
+  const d = qualify({ raw, summary, prior, now, config, pseudo, detectSecret: detect });
+  if (d.kind !== 'qualify') {
+    out[d.kind === 'reject' ? 'rejected' : d.kind === 'defer' ? 'deferred' : 'unchanged']++;
+    count(out, d.reason);
+    if (d.next) state.sessions[skey] = d.next;
+    return;
+  }
+  const obj = minimize(d.session, d.window, d.after, pseudo);
+  if (obj.messages.some((m) => detect(m.text))) {
+    out.rejected++;
+    count(out, 'SECRET_DETECTED');
+    state.sessions[skey] = resetOf(prior, now);
+    return;
+  }
+  await publish(run, obj, skey, d.next);
+}
+
+/** Publishes the object and appends its manifest; only then is the session's new state recorded. */
+async function publish(
+  run: Run,
+  obj: TranscriptWindow,
+  skey: string,
+  next: ObservationRecord,
+): Promise<void> {
+  const { deps, out, state } = run;
+  try {
+    const { id } = await publishObject(deps.outbox, obj, deps.hooks);
+    const m = await appendManifest(deps.outbox, [id], {
+      now: () => deps.clock.now(),
+      ...(deps.hooks ? { hooks: deps.hooks } : {}),
+      ...(deps.lock ? { lock: deps.lock } : {}),
+    });
+    out.published++;
+    out.manifests.push({ seq: m.seq, objectId: id, created: m.created });
+    state.sessions[skey] = next;
+  } catch {
+    // Candidate stays recorded: the next run retries the identical window idempotently.
+    out.failed++;
+    count(out, 'PUBLISH_FAILED');
+  }
+}
+
+function resetOf(prior: ObservationRecord | null, now: Date): ObservationRecord {
   return {
     candidate: null,
     watermark: prior?.watermark ?? null,
