@@ -93,16 +93,10 @@ export interface QualifyInput {
 export function qualify(input: QualifyInput): Decision {
   const { raw, summary, prior, now, config, pseudo } = input;
   const nowIso = now.toISOString();
-  const reset = (): ObservationRecord => ({
-    candidate: null,
-    watermark: prior?.watermark ?? null,
-    publishedFingerprint: prior?.publishedFingerprint ?? null,
-    lastObservedAt: nowIso,
-  });
   const stop = (reason: ReasonCode): Decision => ({
     kind: rejectOrDefer(reason),
     reason,
-    next: reason === 'NOT_ALLOWLISTED' || reason === 'WEBUI_NOT_SELECTED' ? null : reset(),
+    next: reason === 'NOT_ALLOWLISTED' || reason === 'WEBUI_NOT_SELECTED' ? null : resetRecord(prior, nowIso),
   });
 
   const first = screenSummary(summary, config);
@@ -121,14 +115,9 @@ export function qualify(input: QualifyInput): Decision {
   const fingerprint = pseudo.ref('fingerprint', canonicalJson(raw));
   const msgRef = (m: HermesMessage): string => pseudo.ref('message', session.source, session.id, m.id);
 
-  let start = 0;
   const after = prior?.watermark?.messageRef ?? null;
-  if (after !== null) {
-    const i = session.messages.findIndex((m) => msgRef(m) === after);
-    if (i < 0) return stop('WATERMARK_NOT_FOUND');
-    start = i + 1;
-  }
-  const window = session.messages.slice(start);
+  const window = windowAfter(session.messages, after, msgRef);
+  if (!window) return stop('WATERMARK_NOT_FOUND');
   if (window.length === 0 || (prior?.publishedFingerprint === fingerprint && after !== null))
     return {
       kind: 'unchanged',
@@ -136,31 +125,16 @@ export function qualify(input: QualifyInput): Decision {
       next: prior ? { ...prior, lastObservedAt: nowIso } : null,
     };
 
-  if (
-    session.messages.some((m) =>
-      (m.tool_calls ?? []).some((t) => t.status === 'pending' || t.status === 'awaiting_approval'),
-    )
-  )
-    return stop('PENDING_TOOL_CALL');
-  if (!window.some((m) => m.role === 'user')) return stop('NO_USER_MESSAGE');
-  if (!window.some(isFinalAssistant)) return stop('NO_FINAL_ASSISTANT');
-  const last = session.messages[session.messages.length - 1];
-  if (!last || !isFinalAssistant(last)) return stop('INCOMPLETE_TURN');
-  if (retainedTexts(window).some((t) => input.detectSecret(t))) return stop('SECRET_DETECTED');
-
-  const lastActivity = Math.max(
-    Date.parse(session.updated_at),
-    ...session.messages.map((m) => Date.parse(m.created_at)),
-  );
-  const quietFor = now.getTime() - lastActivity;
-  if (!(quietFor >= config.quietPeriodMs)) return stop('NOT_QUIET');
+  const problem = windowProblem(session, window, input.detectSecret);
+  if (problem) return stop(problem);
+  if (!(quietFor(session, now) >= config.quietPeriodMs)) return stop('NOT_QUIET');
 
   const cand = prior?.candidate ?? null;
   if (!cand || cand.fingerprint !== fingerprint) {
     return {
       kind: 'defer',
       reason: cand ? 'REVISION_CHANGED' : 'FIRST_OBSERVATION',
-      next: { ...reset(), candidate: { fingerprint, count: 1, firstObservedAt: nowIso } },
+      next: { ...resetRecord(prior, nowIso), candidate: { fingerprint, count: 1, firstObservedAt: nowIso } },
     };
   }
   const lastMsg = window[window.length - 1]!;
@@ -177,6 +151,56 @@ export function qualify(input: QualifyInput): Decision {
       lastObservedAt: nowIso,
     },
   };
+}
+
+/** The state after an observation that leaves nothing pending: no candidate, the watermark kept. */
+export function resetRecord(prior: ObservationRecord | null, nowIso: string): ObservationRecord {
+  return {
+    candidate: null,
+    watermark: prior?.watermark ?? null,
+    publishedFingerprint: prior?.publishedFingerprint ?? null,
+    lastObservedAt: nowIso,
+  };
+}
+
+/** The messages after the watermark (all without one); null when the watermark is not in the session. */
+function windowAfter(
+  messages: readonly HermesMessage[],
+  after: string | null,
+  ref: (m: HermesMessage) => string,
+): HermesMessage[] | null {
+  if (after === null) return messages.slice(0);
+  const i = messages.findIndex((m) => ref(m) === after);
+  return i < 0 ? null : messages.slice(i + 1);
+}
+
+/** Why the window is not a complete, settled exchange safe to export, or null when it is. */
+function windowProblem(
+  session: HermesSession,
+  window: readonly HermesMessage[],
+  detectSecret: SecretDetector,
+): ReasonCode | null {
+  if (
+    session.messages.some((m) =>
+      (m.tool_calls ?? []).some((t) => t.status === 'pending' || t.status === 'awaiting_approval'),
+    )
+  )
+    return 'PENDING_TOOL_CALL';
+  if (!window.some((m) => m.role === 'user')) return 'NO_USER_MESSAGE';
+  if (!window.some(isFinalAssistant)) return 'NO_FINAL_ASSISTANT';
+  const last = session.messages[session.messages.length - 1];
+  if (!last || !isFinalAssistant(last)) return 'INCOMPLETE_TURN';
+  if (retainedTexts(window).some((t) => detectSecret(t))) return 'SECRET_DETECTED';
+  return null;
+}
+
+/** Milliseconds since the session's last activity (its update or its latest message). */
+function quietFor(session: HermesSession, now: Date): number {
+  const lastActivity = Math.max(
+    Date.parse(session.updated_at),
+    ...session.messages.map((m) => Date.parse(m.created_at)),
+  );
+  return now.getTime() - lastActivity;
 }
 
 /** The only text a window object retains: user text and final-assistant text. */
