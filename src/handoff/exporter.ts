@@ -24,7 +24,7 @@ import type { LockOptions, OutboxStore, PublishHooks } from '../ports/outbox.ts'
 import { appendManifest, publishObject } from './outbox.ts';
 import { minimize, type TranscriptWindow } from './minimize.ts';
 import { createPseudonymizer, type Pseudonymizer } from './pseudonym.ts';
-import { qualify, screenSummary, type QualifyConfig, type ReasonCode } from './qualify.ts';
+import { qualify, resetRecord, screenSummary, type QualifyConfig, type ReasonCode } from './qualify.ts';
 
 export interface ExporterDeps {
   source: SessionSource;
@@ -134,7 +134,7 @@ async function exportSession(run: Run, summary: SessionSummary): Promise<void> {
   if (obj.messages.some((m) => detect(m.text))) {
     out.rejected++;
     count(out, 'SECRET_DETECTED');
-    state.sessions[skey] = resetOf(prior, now);
+    state.sessions[skey] = resetRecord(prior, now.toISOString());
     return;
   }
   await publish(run, obj, skey, d.next);
@@ -163,15 +163,6 @@ async function publish(
     out.failed++;
     count(out, 'PUBLISH_FAILED');
   }
-}
-
-function resetOf(prior: ObservationRecord | null, now: Date): ObservationRecord {
-  return {
-    candidate: null,
-    watermark: prior?.watermark ?? null,
-    publishedFingerprint: prior?.publishedFingerprint ?? null,
-    lastObservedAt: now.toISOString(),
-  };
 }
 
 /** Ops metadata: age of the oldest qualifying content observed but not yet published (null when none). */
