@@ -83,6 +83,23 @@ describe('layering zones (eslint.config.js)', { timeout: 120_000 }, () => {
     });
   });
 
+  it('a file over 400 lines or a function over 60 is an error; at the limits it is clean', async () => {
+    // A function of `lines` lines: signature, accumulator, the sums, return, closing brace.
+    const fn = (lines: number) =>
+      `export function f(): number {\n  let s = 0;\n${'  s += 1;\n'.repeat(lines - 4)}  return s;\n}\n`;
+    const long = await ruleErrors('src/recall/zone-fixture.ts', fn(61));
+    expect(long.map((e) => e.rule)).toEqual(['max-lines-per-function']);
+    expect(await ruleErrors('src/recall/zone-fixture.ts', fn(60))).toEqual([]);
+    // Comments and blank lines count toward neither limit.
+    const commented = fn(60).replace(/\n/g, '\n  // why\n\n').replace(/^/, '// why\n'.repeat(400));
+    expect(await ruleErrors('src/recall/zone-fixture.ts', commented)).toEqual([]);
+    const constants = (n: number) =>
+      Array.from({ length: n }, (_, i) => `export const c${i} = ${i};`).join('\n') + '\n';
+    const big = await ruleErrors('src/adapters/neo4j/zone-fixture.ts', constants(401));
+    expect(big.map((e) => e.rule)).toEqual(['max-lines']);
+    expect(await ruleErrors('src/adapters/neo4j/zone-fixture.ts', constants(400))).toEqual([]);
+  });
+
   it('the same imports where they belong are clean', async () => {
     expect(
       await ruleErrors(
