@@ -1,4 +1,4 @@
-import type { GrantState } from './fold.ts';
+import type { GrantState } from './projection-state.ts';
 import { Sensitivities, type Sensitivity } from './model.ts';
 import { principalKey, type Principal } from './principal.ts';
 import type { ScopeGrant } from './policy.ts';

@@ -1,5 +1,12 @@
 import type { EventOf } from './events.ts';
-import type { Effect, EntityState, EpisodeState, ProjectionView, Receipt, RecordState } from './fold.ts';
+import type {
+  Effect,
+  EntityState,
+  EpisodeState,
+  ProjectionView,
+  Receipt,
+  RecordState,
+} from './projection-state.ts';
 import { receiptOf } from './receipts.ts';
 import { ERASED_MARK } from './sealing.ts';
 

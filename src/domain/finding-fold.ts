@@ -1,5 +1,5 @@
 import type { EventOf } from './events.ts';
-import type { Effect, ProjectionView } from './fold.ts';
+import type { Effect, ProjectionView } from './projection-state.ts';
 import { receiptOf } from './receipts.ts';
 import type { FindingSeverity, FindingType } from './stewardship-model.ts';
 

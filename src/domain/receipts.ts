@@ -1,5 +1,5 @@
 import type { LedgerEvent } from './events.ts';
-import type { Receipt } from './fold.ts';
+import type { Receipt } from './projection-state.ts';
 import type { Outcome } from './model.ts';
 
 /** The receipt an event's fold leaves: the event's identity and key, and what came of it. */

@@ -1,6 +1,6 @@
 import { effectiveGrants, granteesOf, coversNamespace, type AccessDefaults } from './access.ts';
 import { forbidden } from './errors.ts';
-import type { GrantState } from './fold.ts';
+import type { GrantState } from './projection-state.ts';
 import { hasScope, type Principal } from './principal.ts';
 import type { Policy, ReadScope, WriteAccess } from './policy.ts';
 

@@ -1,5 +1,6 @@
 import type { EventOf } from './events.ts';
-import { currentRevision, type Effect, type ProjectionView, type RelationState } from './fold.ts';
+import type { Effect, ProjectionView, RelationState } from './projection-state.ts';
+import { currentRevision } from './revisions.ts';
 import { receiptOf } from './receipts.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { RecordState, RevisionState } from './fold.ts';
+import type { RecordState, RevisionState } from './projection-state.ts';
 import type { Statement } from './model.ts';
 
 /** Revision bookkeeping shared by the fold and its parts (rollback-fold.ts): pure, no clock. */

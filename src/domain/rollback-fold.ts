@@ -1,6 +1,6 @@
 import type { Compensation, EventOf, TaintMark } from './events.ts';
 import { partiesOf } from './review.ts';
-import type { Effect, ProjectionView, RecordState } from './fold.ts';
+import type { Effect, ProjectionView, RecordState } from './projection-state.ts';
 import { receiptOf } from './receipts.ts';
 import { appendRevision, currentRevision, sameStatement } from './revisions.ts';
 

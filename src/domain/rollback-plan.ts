@@ -1,5 +1,5 @@
 import type { Compensation, TaintMark } from './events.ts';
-import type { RecordState, RevisionState } from './fold.ts';
+import type { RecordState, RevisionState } from './projection-state.ts';
 import type { Classification } from './reclassify.ts';
 import { currentRevision } from './revisions.ts';
 

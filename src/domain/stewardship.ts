@@ -1,6 +1,6 @@
 import { covers } from './access.ts';
 import { MUNINN_NS, uuidV5 } from './canonical.ts';
-import type { GrantState } from './fold.ts';
+import type { GrantState } from './projection-state.ts';
 import { sameIdentifierSet } from './identifiers.ts';
 import type { FindingSeverity, FindingType, GrantRole } from './stewardship-model.ts';
 
