@@ -225,8 +225,10 @@ describe('free text through every stored path', () => {
         input: {
           namespace: `${ns}/norms`,
           class: 'NORMATIVE',
+          // One subject per half: the halves run at once, and the second of two identical triples would
+          // reinforce the first's candidate (REINFORCED) whenever the first was projected before it.
           statement: {
-            subject: 'deploys',
+            subject: `deploys-${h}`,
             predicate: 'must use',
             object: 'the key',
             text: `Deploy with ${all}`,
