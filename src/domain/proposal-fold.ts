@@ -14,7 +14,7 @@ import {
 import { receiptOf } from './receipts.ts';
 import { guard } from './record-fold.ts';
 import { flaggedForReview, keptAfterReview, taintedAtBirth } from './rollback-fold.ts';
-import { appendRevision, currentRevision } from './revisions.ts';
+import { appendRevision, closeWith, currentRevision } from './revisions.ts';
 
 /** A proposal's way in: proposed (active or waiting for review), then approved or rejected. */
 
@@ -144,16 +144,7 @@ function activate(
     const others =
       t.status === 'CONTESTED' || !targetMayLearn
         ? []
-        : [
-            appendRevision(target, e.recordedAt, {
-              ...t,
-              version: t.version + 1,
-              status: 'CONTESTED',
-              eventId: e.eventId,
-              changesetId: e.changesetId,
-              reason: `contradicted by ${record.id}`,
-            }),
-          ];
+        : [closeWith({ record: target, current: t }, e, 'CONTESTED', `contradicted by ${record.id}`).record];
     return { record: mine, others, outcome: 'CONTESTED', reason: rel.reason };
   }
   return { record, others: [], outcome: 'ADMITTED', reason: rel.reason };
@@ -262,14 +253,6 @@ function activateApproved(
 export function rejected(view: ProjectionView, e: EventOf<'ProposalRejected'>): Effect {
   const g = candidateGuard(view, e);
   if ('rejected' in g) return g.rejected;
-  const version = g.current.version + 1;
-  const record = appendRevision(g.record, e.recordedAt, {
-    ...g.current,
-    version,
-    status: 'REJECTED',
-    eventId: e.eventId,
-    changesetId: e.changesetId,
-    reason: e.payload.reason,
-  });
+  const { record, version } = closeWith(g, e, 'REJECTED', e.payload.reason);
   return { record, receipt: receiptOf(e, 'REJECTED', e.payload.recordId, version, e.payload.reason) };
 }

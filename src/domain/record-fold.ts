@@ -4,7 +4,7 @@ import type { Effect, ProjectionView, RecordState, RevisionState } from './proje
 import { receiptOf } from './receipts.ts';
 import { reclassify } from './reclassify.ts';
 import { taintAll } from './rollback-fold.ts';
-import { appendRevision, currentRevision, sameStatement } from './revisions.ts';
+import { appendRevision, closeWith, currentRevision, sameStatement } from './revisions.ts';
 
 /** Changes to an existing record: revised, retracted, archived, reinforced. */
 
@@ -92,15 +92,7 @@ export function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effe
 export function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect {
   const g = guard(view, e);
   if ('rejected' in g) return g.rejected;
-  const version = g.current.version + 1;
-  const record = appendRevision(g.record, e.recordedAt, {
-    ...g.current,
-    version,
-    status: 'RETRACTED',
-    changesetId: e.changesetId,
-    eventId: e.eventId,
-    reason: e.payload.reason,
-  });
+  const { record, version } = closeWith(g, e, 'RETRACTED', e.payload.reason);
   // Records derived from it are tainted with it (the write side walked the derivations; see retract.ts).
   const others = taintAll((id) => view.record(e.tenant, id), e.payload.taints, e.eventId, e.recordedAt);
   return {
@@ -121,15 +113,7 @@ export function archived(view: ProjectionView, e: EventOf<'RecordArchived'>): Ef
     return {
       receipt: receiptOf(e, 'REJECTED', recordId, g.current.version, `record is ${g.current.status}`),
     };
-  const version = g.current.version + 1;
-  const record = appendRevision(g.record, e.recordedAt, {
-    ...g.current,
-    version,
-    status: 'ARCHIVED',
-    changesetId: e.changesetId,
-    eventId: e.eventId,
-    reason,
-  });
+  const { record, version } = closeWith(g, e, 'ARCHIVED', reason);
   return { record, receipt: receiptOf(e, 'ARCHIVED', recordId, version, reason) };
 }
 

@@ -1,5 +1,5 @@
 import type { RecordState, RevisionState } from './projection-state.ts';
-import type { Statement } from './model.ts';
+import type { RecordStatus, Statement } from './model.ts';
 
 /** Revision bookkeeping shared by the fold and its parts (rollback-fold.ts): pure, no clock. */
 
@@ -15,6 +15,28 @@ export function appendRevision(
     i === record.revisions.length - 1 ? { ...r, retiredAt: at } : r,
   );
   return { ...record, revisions: [...revisions, { ...next, recordedAt: at, retiredAt: null }] };
+}
+
+/**
+ * A record's current revision closed by a change of status alone (rejected, retracted, archived): the new
+ * revision keeps the statement and validity, names the event and its reason, and is one version up.
+ */
+export function closeWith(
+  found: { readonly record: RecordState; readonly current: RevisionState },
+  e: { readonly recordedAt: string; readonly eventId: string; readonly changesetId: string | null },
+  status: RecordStatus,
+  reason: string | null,
+): { record: RecordState; version: number } {
+  const version = found.current.version + 1;
+  const record = appendRevision(found.record, e.recordedAt, {
+    ...found.current,
+    version,
+    status,
+    changesetId: e.changesetId,
+    eventId: e.eventId,
+    reason,
+  });
+  return { record, version };
 }
 
 /** Whether two statements say the same (a new revision with the same words is not new text). */
