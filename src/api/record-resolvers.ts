@@ -15,21 +15,23 @@ export interface RecordParent extends RecordView {
 
 const withPrincipal = (p: Reader) => (r: RecordView | undefined) => (r ? { ...r, principal: p } : null);
 
+/** One record as this reader may see it (at `asOf` when given), with the reader kept for its nested fields. */
+async function readOne(s: ApiServices, reader: Reader, id: string, a: Args) {
+  return withPrincipal(reader)(await s.records.record(reader, id, asOfArg(a['asOf'])));
+}
+
 /** Reading records: recall, single records and pages of them, and the fields nested under a Record. */
 export function buildRecordResolvers(s: ApiServices): IResolvers<unknown, ApiContext> {
   return {
     Query: {
       recall: (_: unknown, a: Args, ctx: ApiContext) => recall(s, ctx.principal, a),
-      record: async (_: unknown, a: Args, ctx: ApiContext) =>
-        withPrincipal(readerOf(ctx.principal, a))(
-          await s.records.record(readerOf(ctx.principal, a), String(a['id']), asOfArg(a['asOf'])),
-        ),
+      record: (_: unknown, a: Args, ctx: ApiContext) =>
+        readOne(s, readerOf(ctx.principal, a), String(a['id']), a),
       records: (_: unknown, a: Args, ctx: ApiContext) => recordsPage(s, ctx.principal, a),
       expand: async (_: unknown, a: Args, ctx: ApiContext) => {
         const id = recordNamedByHandle(String(a['handle']));
         if (!id) throw badInput('not a recall handle (h:<recordId>.<mac>)');
-        const reader = readerOf(ctx.principal, a);
-        return withPrincipal(reader)(await s.records.record(reader, id, asOfArg(a['asOf'])));
+        return readOne(s, readerOf(ctx.principal, a), id, a);
       },
       history: async (_: unknown, a: Args, ctx: ApiContext) =>
         (await s.records.history(readerOf(ctx.principal, a), String(a['id']))).map(revision),
