@@ -193,13 +193,15 @@ export async function appendManifest(
         createdAt: (opts.now?.() ?? new Date()).toISOString(),
       };
       const bytes = Buffer.from(canonicalJson(manifest), 'utf8');
+      let created: boolean;
       try {
-        await outbox.publish('manifest', manifestName(seq), bytes, opts.hooks);
+        // false: these very bytes were already there (the port's contract), so this call created nothing.
+        created = await outbox.publish('manifest', manifestName(seq), bytes, opts.hooks);
       } catch (e) {
         if (e instanceof OutboxConflictError) continue; // another writer took this seq: re-read and retry
         throw e;
       }
-      return { seq, hash: sha256Hex(bytes), created: true };
+      return { seq, hash: sha256Hex(bytes), created };
     }
     throw new Error('appendManifest: too much contention');
   } finally {

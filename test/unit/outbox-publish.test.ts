@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../src/domain/canonical.ts';
-import { acquireLock } from '../../src/adapters/files/outbox-dir.ts';
-import { OutboxConflictError, type PublishStep } from '../../src/ports/outbox.ts';
+import { acquireLock, nodeOutboxStore } from '../../src/adapters/files/outbox-dir.ts';
+import { appendManifest as appendManifestIn } from '../../src/handoff/outbox.ts';
+import { OutboxConflictError, type OutboxStore, type PublishStep } from '../../src/ports/outbox.ts';
 import { appendManifest, publishObject, verifyChain } from '../support/outbox-dir.ts';
 
 let dir: string;
@@ -155,6 +156,20 @@ describe('manifest chain', () => {
       expect(await finalNames('manifests')).toEqual(['000000000001.json']);
     },
   );
+
+  it('reports created: false when the store already held these very manifest bytes', async () => {
+    const o = await publishObject(dir, { k: 'v' });
+    const store = nodeOutboxStore(dir);
+    // A store that finds the manifest's bytes already in place (its publish answers false).
+    const found: OutboxStore = {
+      ...store,
+      publish: async (kind, name, bytes, hooks) =>
+        (await store.publish(kind, name, bytes, hooks)) && kind !== 'manifest',
+    };
+    const r = await appendManifestIn(found, [o.id]);
+    expect(r).toMatchObject({ seq: 1, created: false });
+    expect(await finalNames('manifests')).toEqual(['000000000001.json']);
+  });
 
   it('concurrent exporters form one gap-free, fork-free chain', async () => {
     const objs = await Promise.all(Array.from({ length: 12 }, (_, i) => publishObject(dir, { c: i })));
