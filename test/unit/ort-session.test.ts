@@ -1,9 +1,10 @@
-import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureModel } from '../../scripts/fetch-model.mjs';
 import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/adapters/embedders/onnx-embedder.ts';
+import { workerSession, type TensorData } from '../../src/adapters/embedders/ort-session.ts';
 
 /**
  * The local model runs in a worker thread (ort-session.ts): the same vectors as on the caller's thread,
@@ -55,6 +56,30 @@ describe('the onnxruntime session in a worker thread', () => {
     expect(onWorker.ticks).toBeGreaterThanOrEqual(Math.floor(onWorker.ms / 20));
     expect(onCaller.ticks).toBeLessThan(Math.floor(onCaller.ms / 20));
     // It measures ticks against the batch's own length, not time: a loaded machine only makes both longer.
+  }, 60_000);
+
+  it('a run during release() gets a new worker, not the one being released, and the next release() ends it', async () => {
+    const modelDir = await ensureModel({ model: 'all-MiniLM-L6-v2', log: false });
+    const session = await workerSession(new Uint8Array(await readFile(join(modelDir, 'model.onnx'))), {});
+    const ids = (xs: bigint[]): TensorData => ({ type: 'int64', data: new BigInt64Array(xs), dims: [1, 3] });
+    const feeds = {
+      input_ids: ids([101n, 2000n, 102n]),
+      attention_mask: ids([1n, 1n, 1n]),
+      token_type_ids: ids([0n, 0n, 0n]),
+    };
+    for (let round = 0; round < 3; round++) {
+      const releasing = session.release();
+      const during = session.run(feeds, session.outputNames).then(
+        () => 'answered',
+        (e: Error) => e.message,
+      );
+      await releasing;
+      expect(await during).toBe('answered');
+      // The worker ended by release() must not take the new one (or what it was asked) down with it.
+      const after = await session.run(feeds, session.outputNames);
+      expect(after[session.outputNames[0]!]!.dims[0]).toBe(1);
+    }
+    await session.release();
   }, 60_000);
 
   it('a closed embedder refuses to embed', async () => {

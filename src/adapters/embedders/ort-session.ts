@@ -49,17 +49,17 @@ type Reply =
   | { type: 'result'; id: number; out?: Record<string, TensorData>; error?: string }
   | { type: 'released'; id: number };
 
-/** A worker that has loaded the model, with the model's input and output names. */
+/** A worker that has loaded the model: the model's input and output names, and what it has not answered. */
 interface Started {
   readonly worker: Worker;
   readonly names: { inputNames: string[]; outputNames: string[] };
+  readonly pending: Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>;
 }
 
-/** One worker session's state: the worker (started or starting) and the requests it has not answered. */
+/** One worker session's state: the worker that serves it (started or starting). */
 interface WorkerState {
   readonly bytes: Uint8Array;
   readonly options: SessionOptions;
-  readonly pending: Map<number, { resolve: (r: Reply) => void; reject: (e: Error) => void }>;
   ids: number;
   current: Promise<Started> | null;
 }
@@ -69,7 +69,7 @@ interface WorkerState {
  * was asked and the next run starts a new one. The worker keeps the process alive only while it has work.
  */
 export async function workerSession(bytes: Uint8Array, options: SessionOptions): Promise<OrtSession> {
-  const s: WorkerState = { bytes, options, pending: new Map(), ids: 0, current: null };
+  const s: WorkerState = { bytes, options, ids: 0, current: null };
   s.current = start(s);
   const { names } = await s.current;
   return {
@@ -82,24 +82,30 @@ export async function workerSession(bytes: Uint8Array, options: SessionOptions):
       return reply.out;
     },
     async release() {
-      if (!s.current) return;
-      const { worker } = await s.current;
-      await ask(s, { type: 'release' });
+      // Detached first: a run from here on starts a new worker instead of reaching one being released.
+      const current = s.current;
       s.current = null;
-      await worker.terminate();
+      if (!current) return;
+      const started = await current;
+      await send(s, started, { type: 'release' });
+      await started.worker.terminate();
     },
   };
 }
 
+/**
+ * Starts a worker. Each worker has its own pending requests, and its death clears `current` only while it is
+ * still the current one: a worker ended by release() cannot take down one a later run() has started.
+ */
 function start(s: WorkerState): Promise<Started> {
-  const { pending } = s;
-  return new Promise<Started>((resolve, reject) => {
+  const pending: Started['pending'] = new Map();
+  const started = new Promise<Started>((resolve, reject) => {
     const worker = new Worker(new URL('./ort-worker.mjs', import.meta.url), {
       workerData: { bytes: s.bytes, options: s.options },
     });
     worker.unref();
     worker.on('message', (m: Reply) => {
-      if (m.type === 'ready') resolve({ worker, names: m });
+      if (m.type === 'ready') resolve({ worker, names: m, pending });
       else if (m.type === 'failed') {
         // A model that cannot load: the worker is ended (its exit clears `current`, so a later call tries again).
         reject(new Error(`onnxruntime worker: ${m.error}`));
@@ -112,7 +118,7 @@ function start(s: WorkerState): Promise<Started> {
       }
     });
     const died = (e: Error) => {
-      s.current = null;
+      if (s.current === started) s.current = null;
       reject(e);
       for (const p of pending.values()) p.reject(e);
       pending.clear();
@@ -120,15 +126,19 @@ function start(s: WorkerState): Promise<Started> {
     worker.on('error', died);
     worker.on('exit', (code) => died(new Error(`onnxruntime worker exited (code ${code})`)));
   });
+  return started;
 }
 
 async function ask(s: WorkerState, message: object): Promise<Reply> {
   s.current ??= start(s);
-  const { worker } = await s.current;
+  return send(s, await s.current, message);
+}
+
+function send(s: WorkerState, { worker, pending }: Started, message: object): Promise<Reply> {
   const id = ++s.ids;
   return new Promise<Reply>((resolve, reject) => {
-    if (s.pending.size === 0) worker.ref();
-    s.pending.set(id, { resolve, reject });
+    if (pending.size === 0) worker.ref();
+    pending.set(id, { resolve, reject });
     worker.postMessage({ ...message, id });
   });
 }

@@ -18,8 +18,16 @@ try {
 
 port.on('message', async (m) => {
   if (m.type === 'release') {
-    await session?.release();
+    // Gone before the await: a run that arrives meanwhile must not reach a session being released (its
+    // native error would end the whole process).
+    const released = session;
+    session = undefined;
+    await released?.release();
     port.postMessage({ type: 'released', id: m.id });
+    return;
+  }
+  if (!session) {
+    port.postMessage({ type: 'result', id: m.id, error: 'the session was released' });
     return;
   }
   try {
