@@ -1,5 +1,5 @@
+import type { FindingState } from '../domain/fold.ts';
 import type { IResolvers } from '@graphql-tools/utils';
-import type { FindingState } from '../domain/finding-fold.ts';
 import { forbidden } from '../domain/errors.ts';
 import type { ApiContext } from './context.ts';
 import { pageSize, type Args } from './resolver-args.ts';

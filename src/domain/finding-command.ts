@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commandHash, envelope, type DecideContext } from './commands.ts';
 import type { LedgerEvent } from './events.ts';
-import type { FindingState } from './finding-fold.ts';
+import type { FindingState } from './projection-state.ts';
 
 /**
  * dismissFinding: a reviewer accepts a steward finding that holds ("known, leave it"), with the reason.

@@ -1,28 +1,6 @@
 import type { EventOf } from './events.ts';
-import type { Effect, ProjectionView } from './projection-state.ts';
+import type { Effect, FindingState, ProjectionView } from './projection-state.ts';
 import { receiptOf } from './receipts.ts';
-import type { FindingSeverity, FindingType } from './stewardship-model.ts';
-
-/** A steward finding as projected: a review item, open until it no longer holds or a reviewer closes it. */
-export interface FindingState {
-  readonly tenant: string;
-  readonly id: string;
-  readonly type: FindingType;
-  readonly severity: FindingSeverity;
-  readonly namespace: string;
-  readonly recordIds: readonly string[];
-  readonly entityIds: readonly string[];
-  readonly reason: string;
-  /** When it was (last) raised. */
-  readonly raisedAt: string;
-  /** How many times it was raised: a finding that resolved and holds again is raised once more. */
-  readonly raised: number;
-  readonly resolvedAt: string | null;
-  readonly resolvedBy: string | null;
-  readonly resolveReason: string | null;
-  /** A reviewer dismissed it: it may still hold, and the steward does not raise it again. */
-  readonly dismissed: boolean;
-}
 
 /** Raising an open finding again changes nothing (DUPLICATE); a resolved one reopens. */
 export function findingRaised(view: ProjectionView, e: EventOf<'FindingRaised'>): Effect {

@@ -1,22 +1,6 @@
 import type { EventOf } from './events.ts';
-import type { Effect, ProjectionView } from './projection-state.ts';
+import type { Effect, HoldState, ProjectionView } from './projection-state.ts';
 import { receiptOf } from './receipts.ts';
-
-/** A legal hold as projected: it blocks erasure of what it covers until released. */
-export interface HoldState {
-  readonly tenant: string;
-  readonly id: string;
-  readonly target: 'NAMESPACE' | 'RECORD';
-  /** The held subtree (NAMESPACE) or the held record's namespace (RECORD). */
-  readonly namespace: string;
-  readonly recordId: string | null;
-  readonly reason: string;
-  readonly placedBy: string;
-  readonly placedAt: string;
-  readonly releasedAt: string | null;
-  readonly releasedBy: string | null;
-  readonly releaseReason: string | null;
-}
 
 export function holdPlaced(view: ProjectionView, e: EventOf<'HoldPlaced'>): Effect {
   const p = e.payload;

@@ -1,9 +1,7 @@
 import { canonicalJson } from './canonical.ts';
 import type { LedgerEvent } from './events.ts';
 import { scrubbedReceipt } from './erasure-fold.ts';
-import type { HoldState } from './hold-fold.ts';
 import type { Classification } from './reclassify.ts';
-import type { FindingState } from './finding-fold.ts';
 import {
   evolve,
   type Erasure,
@@ -14,6 +12,8 @@ import {
   type Receipt,
   type RecordState,
   type RevisionState,
+  type HoldState,
+  type FindingState,
 } from './fold.ts';
 
 const k = (tenant: string, id: string): string => `${tenant}\u0000${id}`;

@@ -9,11 +9,9 @@ import type {
   TimeSource,
 } from './model.ts';
 import type { Approval } from './review.ts';
-import type { HoldState } from './hold-fold.ts';
 import type { Classification } from './reclassify.ts';
 import type { RelateType, TargetKind } from './relations.ts';
-import type { FindingState } from './finding-fold.ts';
-import type { GrantRole } from './stewardship-model.ts';
+import type { FindingSeverity, FindingType, GrantRole } from './stewardship-model.ts';
 
 /** The projected state the fold reads (through `ProjectionView`) and returns (as an `Effect`). */
 
@@ -211,4 +209,41 @@ export interface Erasure {
   readonly tenant: string;
   readonly target: 'RECORD' | 'ENTITY' | 'EPISODE';
   readonly id: string;
+}
+
+/** A legal hold as projected: it blocks erasure of what it covers until released. */
+export interface HoldState {
+  readonly tenant: string;
+  readonly id: string;
+  readonly target: 'NAMESPACE' | 'RECORD';
+  /** The held subtree (NAMESPACE) or the held record's namespace (RECORD). */
+  readonly namespace: string;
+  readonly recordId: string | null;
+  readonly reason: string;
+  readonly placedBy: string;
+  readonly placedAt: string;
+  readonly releasedAt: string | null;
+  readonly releasedBy: string | null;
+  readonly releaseReason: string | null;
+}
+
+/** A steward finding as projected: a review item, open until it no longer holds or a reviewer closes it. */
+export interface FindingState {
+  readonly tenant: string;
+  readonly id: string;
+  readonly type: FindingType;
+  readonly severity: FindingSeverity;
+  readonly namespace: string;
+  readonly recordIds: readonly string[];
+  readonly entityIds: readonly string[];
+  readonly reason: string;
+  /** When it was (last) raised. */
+  readonly raisedAt: string;
+  /** How many times it was raised: a finding that resolved and holds again is raised once more. */
+  readonly raised: number;
+  readonly resolvedAt: string | null;
+  readonly resolvedBy: string | null;
+  readonly resolveReason: string | null;
+  /** A reviewer dismissed it: it may still hold, and the steward does not raise it again. */
+  readonly dismissed: boolean;
 }

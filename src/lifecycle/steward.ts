@@ -1,7 +1,7 @@
+import type { FindingState } from '../domain/fold.ts';
 import { receiptKey } from '../domain/commands.ts';
 import { canonicalJson, sha256Hex } from '../domain/canonical.ts';
 import type { EventOf, LedgerEvent } from '../domain/events.ts';
-import type { FindingState } from '../domain/finding-fold.ts';
 import type { Principal } from '../domain/principal.ts';
 import {
   candidateFindings,

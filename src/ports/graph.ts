@@ -1,5 +1,3 @@
-import type { HoldState } from '../domain/hold-fold.ts';
-import type { FindingState } from '../domain/finding-fold.ts';
 import type {
   Erasure,
   EntityState,
@@ -8,6 +6,8 @@ import type {
   Receipt,
   RecordState,
   TaintState,
+  HoldState,
+  FindingState,
 } from '../domain/fold.ts';
 import type { RecordClass, RecordStatus, Sensitivity } from '../domain/model.ts';
 import type { RollbackTarget } from '../domain/events.ts';

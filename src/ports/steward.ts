@@ -1,4 +1,4 @@
-import type { FindingState } from '../domain/finding-fold.ts';
+import type { FindingState } from '../domain/fold.ts';
 import type { ScoreRow } from '../domain/scorecard.ts';
 import type {
   CandidateRow,

@@ -1,8 +1,8 @@
+import type { FindingState } from '../domain/fold.ts';
 import { z } from 'zod';
 import { coversNamespace } from '../domain/access.ts';
 import { parseCommand } from '../domain/commands.ts';
 import { forbidden } from '../domain/errors.ts';
-import type { FindingState } from '../domain/finding-fold.ts';
 import { NamespacePath } from '../domain/model.ts';
 import type { Policy } from '../domain/policy.ts';
 import type { Principal } from '../domain/principal.ts';

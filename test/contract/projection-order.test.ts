@@ -1,6 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { EntityState } from '../../src/domain/fold.ts';
-import type { HoldState } from '../../src/domain/hold-fold.ts';
+import type { EntityState, HoldState } from '../../src/domain/fold.ts';
 import { contractGraph } from '../support/contract-graph.ts';
 import { recordState, unitVector } from '../support/record-state.ts';
 

@@ -1,5 +1,5 @@
+import type { FindingState } from '../../src/domain/fold.ts';
 import { describe, expect, it } from 'vitest';
-import type { FindingState } from '../../src/domain/finding-fold.ts';
 import type { DuplicateRow } from '../../src/domain/stewardship.ts';
 import type { EventOf, LedgerEvent } from '../../src/domain/events.ts';
 import { StewardScheduler } from '../../src/lifecycle/steward.ts';

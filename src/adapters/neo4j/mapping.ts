@@ -9,11 +9,11 @@ import type {
   RelationState,
   RevisionState,
   TaintState,
+  HoldState,
+  FindingState,
 } from '../../domain/fold.ts';
 import { ROLLBACK_REVIEW_FLAG, TAINTED_FLAG } from '../../domain/rollback-fold.ts';
 import { currentRevision, utilityOf } from '../../domain/fold.ts';
-import type { HoldState } from '../../domain/hold-fold.ts';
-import type { FindingState } from '../../domain/finding-fold.ts';
 import type { LexicalCandidate } from '../../domain/lexical-terms.ts';
 import type { Sensitivity } from '../../domain/model.ts';
 import type { Approval } from '../../domain/review.ts';

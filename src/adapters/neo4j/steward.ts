@@ -1,5 +1,5 @@
+import type { FindingState } from '../../domain/fold.ts';
 import { REVIEW_BY_EXT, reviewByOf, type ScoreRow } from '../../domain/scorecard.ts';
-import type { FindingState } from '../../domain/finding-fold.ts';
 import {
   commonNamespace,
   type CandidateRow,
