@@ -11,7 +11,7 @@ import type {
 import type { Approval } from './review.ts';
 import type { Classification } from './reclassify.ts';
 import type { RelateType, TargetKind } from './relations.ts';
-import type { FindingSeverity, FindingType, GrantRole } from './stewardship-model.ts';
+import type { FindingDraft, GrantRole } from './stewardship-model.ts';
 
 /** The projected state the fold reads (through `ProjectionView`) and returns (as an `Effect`). */
 
@@ -228,15 +228,8 @@ export interface HoldState {
 }
 
 /** A steward finding as projected: a review item, open until it no longer holds or a reviewer closes it. */
-export interface FindingState {
+export interface FindingState extends FindingDraft {
   readonly tenant: string;
-  readonly id: string;
-  readonly type: FindingType;
-  readonly severity: FindingSeverity;
-  readonly namespace: string;
-  readonly recordIds: readonly string[];
-  readonly entityIds: readonly string[];
-  readonly reason: string;
   /** When it was (last) raised. */
   readonly raisedAt: string;
   /** How many times it was raised: a finding that resolved and holds again is raised once more. */

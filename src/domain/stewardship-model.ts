@@ -25,3 +25,14 @@ export type FindingType = (typeof FindingTypes)[number];
 
 export const FindingSeverities = ['LOW', 'MEDIUM', 'HIGH'] as const;
 export type FindingSeverity = (typeof FindingSeverities)[number];
+
+/** A finding before it is raised: what, how bad, where, about which ids, and why (ids and dates, never content). */
+export interface FindingDraft {
+  readonly id: string;
+  readonly type: FindingType;
+  readonly severity: FindingSeverity;
+  readonly namespace: string;
+  readonly recordIds: readonly string[];
+  readonly entityIds: readonly string[];
+  readonly reason: string;
+}

@@ -2,7 +2,7 @@ import { covers } from './access.ts';
 import { MUNINN_NS, uuidV5 } from './canonical.ts';
 import type { GrantState } from './projection-state.ts';
 import { sameIdentifierSet } from './identifiers.ts';
-import type { FindingSeverity, FindingType, GrantRole } from './stewardship-model.ts';
+import type { FindingDraft, FindingSeverity, FindingType, GrantRole } from './stewardship-model.ts';
 
 /**
  * Stewardship (issue #14), pure: who owns and stewards a namespace (from grants), and what the steward
@@ -32,17 +32,6 @@ export const DEFAULT_STEWARD_THRESHOLDS: StewardThresholds = {
   lowUtility: -0.2,
   lowUtilityMinVotes: 3,
 };
-
-/** A finding before it is raised: what, how bad, where, about which ids, and why (ids and dates, never content). */
-export interface FindingDraft {
-  readonly id: string;
-  readonly type: FindingType;
-  readonly severity: FindingSeverity;
-  readonly namespace: string;
-  readonly recordIds: readonly string[];
-  readonly entityIds: readonly string[];
-  readonly reason: string;
-}
 
 /** The same situation is the same finding: the id is derived from the tenant, the type and the sorted ids. */
 export const findingIdOf = (tenant: string, type: FindingType, ids: readonly string[]): string =>

@@ -12,10 +12,9 @@ import {
   planFindings,
   staleFindings,
   type DuplicateRow,
-  type FindingDraft,
   type StewardThresholds,
 } from '../domain/stewardship.ts';
-import { FindingTypes, type FindingType } from '../domain/stewardship-model.ts';
+import { FindingTypes, type FindingDraft, type FindingType } from '../domain/stewardship-model.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';

@@ -1,4 +1,5 @@
 import type { ErasureTarget } from '../domain/events.ts';
+import type { HoldState } from '../domain/fold.ts';
 import type { RetentionCandidate } from '../domain/retention.ts';
 
 /** What an erase request names: a data subject (an entity), one record, or a namespace subtree. */
@@ -18,16 +19,7 @@ export interface ErasureItem {
 }
 
 /** A legal hold as erasure sees it. */
-export interface HoldView {
-  readonly id: string;
-  readonly target: 'NAMESPACE' | 'RECORD';
-  readonly namespace: string;
-  readonly recordId: string | null;
-  readonly reason: string;
-  readonly placedBy: string;
-  readonly placedAt: string;
-  readonly releasedAt: string | null;
-}
+export type HoldView = Omit<HoldState, 'tenant' | 'releasedBy' | 'releaseReason'>;
 
 /** The graph reads erasure needs (tenant-wide, every status: only an admin erases). */
 export interface ErasureLookups {
