@@ -45,6 +45,9 @@ export default tseslint.config(
   {
     files: ['src/**/*.ts'],
     rules: {
+      // What src/ imports is what package.json names as a dependency (type-only imports too): a package
+      // reached only through another's dependencies can vanish with that package's next release.
+      'import-x/no-extraneous-dependencies': ['error', { devDependencies: false, includeTypes: true }],
       'import-x/no-restricted-paths': [
         'error',
         {

@@ -100,6 +100,22 @@ describe('layering zones (eslint.config.js)', { timeout: 120_000 }, () => {
     expect(await ruleErrors('src/adapters/neo4j/zone-fixture.ts', constants(400))).toEqual([]);
   });
 
+  it('src importing a package package.json does not name as a dependency (a type too, a devDependency) is an error', async () => {
+    const sources = [
+      "import type { MaybePromise } from '@whatwg-node/promise-helpers';\nexport type F = MaybePromise<number>;\n",
+      "import { expect } from 'vitest';\nexport const f = expect;\n",
+    ];
+    for (const code of sources) {
+      const errors = await ruleErrors('src/api/zone-fixture.ts', code);
+      expect(
+        errors.map((e) => e.rule),
+        code,
+      ).toEqual(['import-x/no-extraneous-dependencies']);
+    }
+    const named = "import type { IResolvers } from '@graphql-tools/utils';\nexport type R = IResolvers;\n";
+    expect(await ruleErrors('src/api/zone-fixture.ts', named)).toEqual([]);
+  });
+
   it('the same imports where they belong are clean', async () => {
     expect(
       await ruleErrors(
