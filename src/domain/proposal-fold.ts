@@ -144,7 +144,7 @@ function activate(
     const others =
       t.status === 'CONTESTED' || !targetMayLearn
         ? []
-        : [closeWith({ record: target, current: t }, e, 'CONTESTED', `contradicted by ${record.id}`).record];
+        : [closeWith(target, e, 'CONTESTED', `contradicted by ${record.id}`).record];
     return { record: mine, others, outcome: 'CONTESTED', reason: rel.reason };
   }
   return { record, others: [], outcome: 'ADMITTED', reason: rel.reason };
@@ -253,6 +253,6 @@ function activateApproved(
 export function rejected(view: ProjectionView, e: EventOf<'ProposalRejected'>): Effect {
   const g = candidateGuard(view, e);
   if ('rejected' in g) return g.rejected;
-  const { record, version } = closeWith(g, e, 'REJECTED', e.payload.reason);
+  const { record, version } = closeWith(g.record, e, 'REJECTED', e.payload.reason);
   return { record, receipt: receiptOf(e, 'REJECTED', e.payload.recordId, version, e.payload.reason) };
 }

@@ -92,7 +92,7 @@ export function revised(view: ProjectionView, e: EventOf<'RecordRevised'>): Effe
 export function retracted(view: ProjectionView, e: EventOf<'RecordRetracted'>): Effect {
   const g = guard(view, e);
   if ('rejected' in g) return g.rejected;
-  const { record, version } = closeWith(g, e, 'RETRACTED', e.payload.reason);
+  const { record, version } = closeWith(g.record, e, 'RETRACTED', e.payload.reason);
   // Records derived from it are tainted with it (the write side walked the derivations; see retract.ts).
   const others = taintAll((id) => view.record(e.tenant, id), e.payload.taints, e.eventId, e.recordedAt);
   return {
@@ -113,7 +113,7 @@ export function archived(view: ProjectionView, e: EventOf<'RecordArchived'>): Ef
     return {
       receipt: receiptOf(e, 'REJECTED', recordId, g.current.version, `record is ${g.current.status}`),
     };
-  const { record, version } = closeWith(g, e, 'ARCHIVED', reason);
+  const { record, version } = closeWith(g.record, e, 'ARCHIVED', reason);
   return { record, receipt: receiptOf(e, 'ARCHIVED', recordId, version, reason) };
 }
 

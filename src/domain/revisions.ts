@@ -18,25 +18,27 @@ export function appendRevision(
 }
 
 /**
- * A record's current revision closed by a change of status alone (rejected, retracted, archived): the new
- * revision keeps the statement and validity, names the event and its reason, and is one version up.
+ * A record's current revision closed by an event that changes only its status (rejected, retracted,
+ * archived, contested) or, keeping the status, only its reason (kept after review): the new revision keeps
+ * the statement and validity, names the event and its reason, and is one version up.
  */
 export function closeWith(
-  found: { readonly record: RecordState; readonly current: RevisionState },
+  record: RecordState,
   e: { readonly recordedAt: string; readonly eventId: string; readonly changesetId: string | null },
   status: RecordStatus,
   reason: string | null,
 ): { record: RecordState; version: number } {
-  const version = found.current.version + 1;
-  const record = appendRevision(found.record, e.recordedAt, {
-    ...found.current,
+  const current = currentRevision(record);
+  const version = current.version + 1;
+  const next = appendRevision(record, e.recordedAt, {
+    ...current,
     version,
     status,
     changesetId: e.changesetId,
     eventId: e.eventId,
     reason,
   });
-  return { record, version };
+  return { record: next, version };
 }
 
 /** Whether two statements say the same (a new revision with the same words is not new text). */

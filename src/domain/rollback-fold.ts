@@ -2,7 +2,7 @@ import type { Compensation, EventOf, TaintMark } from './events.ts';
 import { partiesOf } from './review.ts';
 import type { Effect, ProjectionView, RecordState } from './projection-state.ts';
 import { receiptOf } from './receipts.ts';
-import { appendRevision, currentRevision, sameStatement } from './revisions.ts';
+import { appendRevision, closeWith, currentRevision, sameStatement } from './revisions.ts';
 
 /**
  * The fold of a `RolledBack` event. The plan (rollback-plan.ts) was computed by the write side and is
@@ -152,24 +152,15 @@ export const flaggedForReview = (r: { readonly flags: readonly string[] }): bool
  * the path it had, so the history keeps why it was queued. Text, status and validity are unchanged.
  */
 export function keptAfterReview(r: RecordState, e: EventOf<'ProposalApproved'>): Effect {
-  const cur = currentRevision(r);
   const [by] = partiesOf(e.principal, e.actors);
   const was = r.taint ? `tainted via ${r.taint.path.join(' → ')}` : 'sent to review by a rollback';
-  const record = appendRevision(
-    {
-      ...r,
-      flags: r.flags.filter((f) => f !== TAINTED_FLAG && f !== ROLLBACK_REVIEW_FLAG),
-      reviewReasons: [],
-      taint: null,
-    },
-    e.recordedAt,
-    {
-      ...cur,
-      version: cur.version + 1,
-      eventId: e.eventId,
-      changesetId: e.changesetId,
-      reason: `kept after review by ${by!.slice(by!.indexOf('|') + 1)} (${was})`.slice(0, 2000),
-    },
-  );
-  return { record, receipt: receiptOf(e, 'ADMITTED', r.id, cur.version + 1, 'kept after review') };
+  const unflagged: RecordState = {
+    ...r,
+    flags: r.flags.filter((f) => f !== TAINTED_FLAG && f !== ROLLBACK_REVIEW_FLAG),
+    reviewReasons: [],
+    taint: null,
+  };
+  const reason = `kept after review by ${by!.slice(by!.indexOf('|') + 1)} (${was})`.slice(0, 2000);
+  const { record, version } = closeWith(unflagged, e, currentRevision(r).status, reason);
+  return { record, receipt: receiptOf(e, 'ADMITTED', r.id, version, 'kept after review') };
 }
