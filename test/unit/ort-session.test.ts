@@ -58,7 +58,7 @@ describe('the onnxruntime session in a worker thread', () => {
     // It measures ticks against the batch's own length, not time: a loaded machine only makes both longer.
   }, 60_000);
 
-  it('a run during release() gets a new worker, not the one being released, and the next release() ends it', async () => {
+  it('a run during release() is answered by a new worker, not the one being released, and so is the run after it', async () => {
     const modelDir = await ensureModel({ model: 'all-MiniLM-L6-v2', log: false });
     const session = await workerSession(new Uint8Array(await readFile(join(modelDir, 'model.onnx'))), {});
     const ids = (xs: bigint[]): TensorData => ({ type: 'int64', data: new BigInt64Array(xs), dims: [1, 3] });
