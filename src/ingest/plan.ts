@@ -26,6 +26,7 @@ import type { EntityFacts, RelatedCandidate } from '../ports/graph.ts';
 import { scoreConfidence, sourceTrust } from './assess.ts';
 import { mayMerge } from '../domain/identifiers.ts';
 import { classify, type RelateCandidate } from './relate.ts';
+import { subjectKeyOf } from '../domain/subject-key.ts';
 
 /**
  * The write path's decide step: given a request's drafts and the facts gathered for them (embeddings,
@@ -185,7 +186,7 @@ export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
         status: proposed.payload.status,
         cosine: null,
         vector,
-        subjectKey: dr.statement.subject.trim().toLowerCase(),
+        subjectKey: subjectKeyOf(dr.statement.subject),
         sensitivity: dr.sensitivity,
       });
     }
@@ -205,7 +206,7 @@ function relateTo(
   fresh: readonly Fresh[],
   th: CosineThresholds,
 ): ReturnType<typeof classify> {
-  const subjectKey = dr.statement.subject.trim().toLowerCase();
+  const subjectKey = subjectKeyOf(dr.statement.subject);
   const local = fresh
     .filter((f) => f.subjectKey === subjectKey || (vector && f.vector))
     .map((f) => ({ ...f, cosine: vector && f.vector ? dot(vector, f.vector) : null }));

@@ -10,6 +10,7 @@ import { entityVisible, scopeParams, SUBTREE } from './scope.ts';
 import type { ScopeVectors } from './scope-vectors.ts';
 import type { SubtreeSizes } from './subtree-size.ts';
 import { Ranking } from './vector-shards.ts';
+import { subjectKeyOf } from '../../domain/subject-key.ts';
 
 /**
  * The write path's lookups for a whole request at once (ingest's "gather" step): one round trip per kind
@@ -124,7 +125,7 @@ type Plan = VectorLookup & {
 async function plan(deps: RelateDeps, { call, queries }: Group): Promise<Plan> {
   const { scope, namespace, k } = call;
   const where = { ...scopeParams(scope), ns: namespace, chain: namespaceChain(namespace) };
-  const bySubject = queries.map((q, i) => ({ i, subjectKey: q.subject.trim().toLowerCase() }));
+  const bySubject = queries.map((q, i) => ({ i, subjectKey: subjectKeyOf(q.subject) }));
   // Only records embedded by the query vector's model are compared with it (vectors of two models are not comparable).
   const withVector = queries.flatMap((q, i) =>
     q.vector ? [{ i, vector: [...q.vector], modelId: q.modelId }] : [],

@@ -21,6 +21,7 @@ import { RelateTypes } from '../../domain/relations.ts';
 import { TURN_CONTEXT_EXT } from '../../domain/turn-context.ts';
 import type { RecordView, RevisionView } from '../../ports/graph.ts';
 import { scopeTerms } from './scope.ts';
+import { subjectKeyOf } from '../../domain/subject-key.ts';
 
 /*
  * Rows ↔ state: what the projection writes from folded state (recordRow, episodeRow, relationProps) and
@@ -165,7 +166,7 @@ export function recordRow(r: RecordState, unchanged?: ReadonlySet<number>) {
       validTo: cur.validTo,
       recordedAt: cur.recordedAt,
       changesetId: cur.changesetId,
-      subjectKey: cur.statement.subject.trim().toLowerCase(),
+      subjectKey: subjectKeyOf(cur.statement.subject),
       reviewReasons: [...r.reviewReasons],
       flags: [...r.flags],
       embedding: r.embedding?.vector ?? null,
