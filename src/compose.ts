@@ -29,6 +29,7 @@ import { referencePolicy } from './domain/reference-policy.ts';
 import { AdmissionPolicy, defaultAdmissionPolicy } from './domain/admission.ts';
 import { WriteService } from './ingest/write-service.ts';
 import { OverloadGuard } from './ingest/overload.ts';
+import { SubjectGate } from './ingest/subject-gate.ts';
 import { RecallService } from './recall/service.ts';
 import { WriteBudget } from './ingest/budget.ts';
 import { defaultExtractor } from './ingest/extract-default.ts';
@@ -182,6 +183,7 @@ export async function buildServices(
       () => waiter.lagMs(),
       config.http.overload.maxBusy < 1 ? processLoopBusy().utilisation : undefined,
     ),
+    subjects: new SubjectGate(waiter, config.http.overload.maxLagMs),
   });
   const recall = new RecallService({
     store: store.arms,

@@ -8,6 +8,7 @@ import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { WriteBudget } from './budget.ts';
 import type { OverloadGuard } from './overload.ts';
+import type { SubjectGate } from './subject-gate.ts';
 import type { ApproverRules } from '../domain/review.ts';
 
 /** Every port and setting the write side uses; each command takes only its part (see CommandDeps). */
@@ -33,6 +34,8 @@ export interface WriteDeps {
   readonly awaitTimeoutMs: number;
   /** Backpressure: refuses a write at once when this process is overloaded (overload.ts). */
   readonly overload: OverloadGuard;
+  /** One decision at a time per subject, each on a graph that holds the one before (subject-gate.ts). */
+  readonly subjects: SubjectGate;
 }
 
 /** What every command uses: screening, the policy check, its receipts, and the commit (append + await). */

@@ -81,7 +81,8 @@ export class OverloadGuard {
   }
 }
 
-function refused(why: string, retryAfterMs: number, details: Record<string, number>): MuninnError {
+/** RATE_LIMITED for an overloaded write path, with when to come back (`retryAfterMs`). */
+export function refused(why: string, retryAfterMs: number, details: Record<string, number>): MuninnError {
   return new MuninnError('RATE_LIMITED', `overloaded: ${why}; retry after ${retryAfterMs} ms`, {
     retryAfterMs,
     reason: 'overloaded',

@@ -2,7 +2,7 @@ import type { DecideContext } from '../domain/commands.ts';
 import type { LedgerEvent } from '../domain/events.ts';
 import type { ReadScope } from '../domain/policy.ts';
 import { gather } from './gather.ts';
-import { gate, plan, type Draft, type PlanCommand } from './plan.ts';
+import { gate, OBSERVATION, plan, type Draft, type PlanCommand } from './plan.ts';
 import { StageTimes } from './stage-times.ts';
 import type { WriteDeps } from './deps.ts';
 import { refusal, type WriteReceipt } from './receipts.ts';
@@ -42,3 +42,7 @@ export async function planDrafts(
   );
   return { events, refused: refused.map(refusal) };
 }
+
+/** The subjects relate decides on for these drafts (an observation is never related): the gate's keys. */
+export const relatableSubjects = (drafts: readonly Draft[]): string[] =>
+  drafts.filter((dr) => dr.class !== OBSERVATION).map((dr) => dr.statement.subject);

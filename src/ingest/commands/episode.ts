@@ -14,9 +14,10 @@ import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit, episodeReceipts } from '../commit.ts';
 import { charge, contextOf, screenOf } from '../steps.ts';
 import { idempotencyConflict, refusal, type WriteReceipt } from '../receipts.ts';
-import { planDrafts } from '../plan-drafts.ts';
+import { planDrafts, relatableSubjects } from '../plan-drafts.ts';
 
-type EpisodeDeps = CommandDeps & Pick<WriteDeps, 'budget' | 'embedder' | 'admission' | 'extractor'>;
+type EpisodeDeps = CommandDeps &
+  Pick<WriteDeps, 'budget' | 'embedder' | 'admission' | 'extractor' | 'subjects'>;
 
 type TurnScreen = ReturnType<typeof findingsOf>;
 
@@ -60,29 +61,28 @@ export async function ingestEpisode(
   const { drafts, refused } = draftsOf(extracted, episodeId, cmd, seg);
   // What one episode produced is one changeset unless the writer groups it into a larger one.
   const grouped = { ...cmd, changesetId: cmd.changesetId ?? `episode:${episodeId}` };
-  const planned = await planDrafts(d, ctx, scope, grouped, hash, drafts, episodeId, '#stmt:', times);
-  const events = [episodeEvent, ...planned.events];
-  charge(d, principal, cmd.namespace, events.length);
-  const refusals = [...refused, ...planned.refused];
   const log = { op: 'ingestEpisode', tenant: principal.tenant };
-  d.logger.info(
-    {
-      ...log,
-      turns: seg.turns.length,
-      statements: extracted.length,
-      events: events.length,
-      refused: refusals.length,
-      ms: times.rounded(),
+  // Decided and committed with the episode's subjects held (subject-gate.ts).
+  const { receipt, planned, refusals } = await d.subjects.around(
+    principal.tenant,
+    relatableSubjects(drafts),
+    async () => {
+      const planned = await planDrafts(d, ctx, scope, grouped, hash, drafts, episodeId, '#stmt:', times);
+      const events = [episodeEvent, ...planned.events];
+      charge(d, principal, cmd.namespace, events.length);
+      const refusals = [...refused, ...planned.refused];
+      const counts = { statements: extracted.length, events: events.length, refused: refusals.length };
+      d.logger.info({ ...log, turns: seg.turns.length, ...counts, ms: times.rounded() }, 'episode planned');
+      const receipt = await commit(d, principal, key, hash, events, wait, episodeEvent.eventId, times);
+      return { outcome: receipt.outcome, position: receipt.position, receipt, planned, refusals };
     },
-    'episode planned',
   );
-  const receipt = await commit(d, principal, key, hash, events, wait, episodeEvent.eventId, times);
   d.logger.info({ ...log, outcome: receipt.outcome, ms: times.rounded() }, 'episode committed');
   const statementEvents = planned.events.filter(
     (e) => e.type === 'RecordProposed' || e.type === 'RecordReinforced',
   ).length;
   const expected = receipt.outcome === 'PENDING' ? 0 : statementEvents;
-  const pending = wait ? null : events;
+  const pending = wait ? null : [episodeEvent, ...planned.events];
   const receipts = await episodeReceipts(d, principal.tenant, key, refusals, receipt, pending, expected);
   return { receipts, times };
 }

@@ -8,11 +8,11 @@ import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
 import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
 import type { WriteReceipt } from '../receipts.ts';
-import { planDrafts } from '../plan-drafts.ts';
+import { planDrafts, relatableSubjects } from '../plan-drafts.ts';
 
 /** propose: one statement from a writer → screen → check → gather → decide (plan.ts) → commit. */
 export async function propose(
-  d: CommandDeps & Pick<WriteDeps, 'budget' | 'embedder' | 'admission' | 'maxTextChars'>,
+  d: CommandDeps & Pick<WriteDeps, 'budget' | 'embedder' | 'admission' | 'maxTextChars' | 'subjects'>,
   principal: Principal,
   input: unknown,
   wait: boolean,
@@ -46,17 +46,10 @@ export async function propose(
   };
   const scope = access.readScope(cmd.purpose);
   const ctx = contextOf(d, principal);
-  const planned = await planDrafts(
-    d,
-    ctx,
-    scope,
-    { ...cmd, idempotencyKey: cmd.idempotencyKey },
-    hash,
-    [draft],
-    null,
-    '',
-  );
-  if (planned.refused.length) return planned.refused[0]!;
-  charge(d, principal, cmd.namespace, planned.events.length);
-  return commit(d, principal, key, hash, planned.events, wait);
+  return d.subjects.around(principal.tenant, relatableSubjects([draft]), async () => {
+    const planned = await planDrafts(d, ctx, scope, cmd, hash, [draft], null, '');
+    if (planned.refused.length) return planned.refused[0]!;
+    charge(d, principal, cmd.namespace, planned.events.length);
+    return commit(d, principal, key, hash, planned.events, wait);
+  });
 }
