@@ -26,6 +26,14 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     // The run's one key store (global-setup.ts): every app and spawned process opens every sealed event.
     MUNINN_KEY_DIR: inject('keyDir'),
     MUNINN_LOG_LEVEL: 'silent',
+    // The tests' own ledger topic and consumer group, never the product's defaults: `npm start` and
+    // `npm test` share the local servers, and each seals its events with its own key store. On the shared
+    // topic, a test app's projector met `npm start`'s events and retried them for ever (UNAVAILABLE: a key it
+    // never held), so every awaited test write came back PENDING; `npm start` after `npm test` stalled the
+    // same way on the tests' events. Tests that need a topic of their own still set one.
+    MUNINN_LEDGER_TOPIC: 'muninn.test.ledger.v1',
+    MUNINN_DLQ_TOPIC: 'muninn.test.ledger.v1.dlq',
+    MUNINN_PROJECTOR_GROUP: 'muninn-test-projector',
     // Awaited writes wait for the projection; on a loaded 2-core machine the first one (consumer-group join,
     // model warm-up) can take longer than the 15 s default, which would turn a correct write into PENDING.
     MUNINN_AWAIT_TIMEOUT_MS: '60000',
