@@ -20,7 +20,8 @@ import { refused } from './overload.ts';
  * Bounded like the rest of the write path's backpressure (overload.ts): a write that would wait longer
  * than `maxWaitMs` (MUNINN_WRITE_MAX_LAG_MS) is refused with RATE_LIMITED and a `retryAfterMs`, and the
  * ones behind it still wait for what it waited for. Only this process's writes are ordered: with several
- * API processes, two of them may still decide on the same subject at once (README, Relate).
+ * API processes, two of them may still decide on the same subject at once (README, "Writes about one
+ * subject at once").
  */
 
 interface Position {
