@@ -3,17 +3,18 @@ import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
 import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import { BY_SUBJECT, GROUPS_BY_SUBJECT, GROUPS_HELD_WINDOW } from '../../src/adapters/neo4j/relate-cypher.ts';
 import { scopeParams } from '../../src/adapters/neo4j/scope.ts';
+import { VECTOR_FETCH, VECTOR_LOAD } from '../../src/adapters/neo4j/scope-vectors.ts';
 import { namespaceChain } from '../../src/domain/model.ts';
 import type { ReadScope } from '../../src/ports/graph.ts';
 import { testConfig } from '../support/harness.ts';
 
 /**
- * The statements every write runs find each record by an index seek on its key, whatever the graph's
+ * The statements every write runs (relate's, and the loads of the vectors relate ranks) find each record by an index seek on its key, whatever the graph's
  * statistics. Planned over a new, near-empty graph, Neo4j chose to scan an index and filter, and kept
  * that plan as the graph grew (README, "Plans made over an empty graph"); their MATCHes now say
  * `USING INDEX SEEK`. This asks Neo4j for the plan it would run (EXPLAIN: nothing runs) and checks the
  * seeks, and that no Record index or label is scanned. On a fresh stack (the plan made over an empty
- * graph), the groups' case fails without the hints (checked); with them every case holds on any graph.
+ * graph), the groups' and the vector fetch's cases fail without the hints (checked); with them every case holds on any graph.
  */
 let db: CypherExecutor;
 const scope: ReadScope = { tenant: 'plan-check', grants: [{ root: null, maxSensitivity: 'INTERNAL' }] };
@@ -49,6 +50,7 @@ async function operators(cypher: string, params: Record<string, unknown>): Promi
 
 const SUBJECT_SEEK = /^NodeIndexSeek .*n:Record\(tenant, subjectKey\)/;
 const KEY_SEEK = /^NodeUniqueIndexSeek .*n:Record\(tenant, id\)/;
+const STAMP_SEEK = /^NodeIndexSeek .*n:Record\(tenant, namespace, stamp\)/;
 
 // statement → its parameters and the seeks its plan must hold
 const cases: Array<[string, string, Record<string, unknown>, RegExp[]]> = [
@@ -59,6 +61,8 @@ const cases: Array<[string, string, Record<string, unknown>, RegExp[]]> = [
     { k: 8, groups: [group] },
     [SUBJECT_SEEK, KEY_SEEK],
   ],
+  ['vector load', VECTOR_LOAD, { loads: [{ tenant: scope.tenant, ns, since: 41 }] }, [STAMP_SEEK]],
+  ['vector fetch', VECTOR_FETCH, { ids: [{ tenant: scope.tenant, ns, id: 'r-1' }] }, [KEY_SEEK]],
 ];
 
 describe('the statements of every write seek each record by its key', () => {

@@ -39,6 +39,23 @@ async function stampsOf(db: Executor, qs: ReadonlyArray<{ tenant: string; ns: st
   return out;
 }
 
+/**
+ * The statements that bring a shard up to date (load, vectorsOf). Both name the index they seek
+ * (`USING INDEX SEEK`): planned over a new, empty graph, Neo4j chose to scan the index and kept that plan
+ * as the graph grew (README, "Plans made over an empty graph"); seek-plans.test.ts checks them.
+ */
+export const VECTOR_LOAD = `UNWIND $loads AS l
+       MATCH (n:Record) USING INDEX SEEK n:Record(tenant, namespace, stamp)
+       WHERE n.tenant = l.tenant AND n.namespace = l.ns AND n.stamp > l.since
+       RETURN l.tenant AS tenant, l.ns AS ns, n.id AS id, n.embeddingModel AS model, n.version AS version,
+         CASE WHEN l.since < 0 THEN n.embedding END AS vector`;
+
+export const VECTOR_FETCH = `UNWIND $ids AS x
+       OPTIONAL MATCH (n:Record {tenant: x.tenant, id: x.id}) USING INDEX SEEK n:Record(tenant, id)
+       WHERE n.namespace = x.ns
+       RETURN x.tenant AS tenant, x.ns AS ns, x.id AS id, n.embeddingModel AS model, n.version AS version,
+         n.embedding AS vector`;
+
 /** A namespace's shard to bring up to its stamp. */
 type StaleShard = Stamp & { readonly tenant: string };
 
@@ -190,15 +207,7 @@ export class ScopeVectors {
       return shard && shard.epoch === s.epoch ? shard : undefined;
     };
     const loads = stale.map((s) => ({ tenant: s.tenant, ns: s.ns, since: held(s)?.seq ?? -1 }));
-    const res = await this.db.read(
-      'recall.vectorLoad',
-      `UNWIND $loads AS l
-       MATCH (n:Record) USING INDEX n:Record(tenant, namespace, stamp)
-       WHERE n.tenant = l.tenant AND n.namespace = l.ns AND n.stamp > l.since
-       RETURN l.tenant AS tenant, l.ns AS ns, n.id AS id, n.embeddingModel AS model, n.version AS version,
-         CASE WHEN l.since < 0 THEN n.embedding END AS vector`,
-      { loads },
-    );
+    const res = await this.db.read('recall.vectorLoad', VECTOR_LOAD, { loads });
     const rows = new Map<string, VectorRow[]>();
     const add = (key: string, row: VectorRow) => pushTo(rows, key, row);
     const fetch: Array<{ tenant: string; ns: string; id: string }> = [];
@@ -232,14 +241,7 @@ export class ScopeVectors {
   ): Promise<Map<string, VectorRow[]>> {
     const out = new Map<string, VectorRow[]>();
     if (ids.length === 0) return out;
-    const res = await this.db.read(
-      'recall.vectorFetch',
-      `UNWIND $ids AS x
-       OPTIONAL MATCH (n:Record {tenant: x.tenant, id: x.id}) WHERE n.namespace = x.ns
-       RETURN x.tenant AS tenant, x.ns AS ns, x.id AS id, n.embeddingModel AS model, n.version AS version,
-         n.embedding AS vector`,
-      { ids },
-    );
+    const res = await this.db.read('recall.vectorFetch', VECTOR_FETCH, { ids });
     for (const r of res.records)
       pushTo(out, namespaceKey(String(r.get('tenant')), String(r.get('ns'))), vectorRow(r));
     return out;
