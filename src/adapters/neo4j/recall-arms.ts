@@ -269,7 +269,7 @@ export class Neo4jRecallArms implements RecallArms {
             ((
               await this.db.read(
                 'recall.scopeOrder',
-                `MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+                `MATCH (n:Record) USING INDEX SEEK n:Record(tenant, namespace)
                  WHERE n.tenant = $tenant AND n.namespace = $ns
                    AND n.class IN ['CONSTRAINT', 'NORMATIVE', 'PROCEDURE', 'PREFERENCE', 'DECISION']
                  WITH n.id AS id, n.confidence AS confidence ORDER BY confidence DESC, id

@@ -98,13 +98,15 @@ export const ARM_WHERE = `${SCOPE_WHERE}
  * stream to filter: ARM_WHERE follows it (the size probe alone counts it, to choose a strategy).
  * Both seeks are hinted: left alone, the planner answered `IN $chain` from the tenant-only index and
  * filtered every record of the tenant (100,045 rows read for a 20-record namespace at 100k, PROFILE in
- * bench:recall), which made a small namespace the slowest recall of all.
+ * bench:recall), which made a small namespace the slowest recall of all. `SEEK`: a plain hint also
+ * allows a scan of the named index, which Neo4j chose for other statements planned over an empty graph
+ * (README, "Plans made over an empty graph").
  */
 export const SUBTREE = `CALL () {
-      MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+      MATCH (n:Record) USING INDEX SEEK n:Record(tenant, namespace)
       WHERE n.tenant = $tenant AND n.namespace IN $chain RETURN n
       UNION
-      MATCH (n:Record) USING INDEX n:Record(tenant, namespace)
+      MATCH (n:Record) USING INDEX SEEK n:Record(tenant, namespace)
       WHERE n.tenant = $tenant AND n.namespace STARTS WITH $ns + '/' RETURN n }`;
 
 /*
