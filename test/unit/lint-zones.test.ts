@@ -124,4 +124,17 @@ describe('layering zones (eslint.config.js)', { timeout: 120_000 }, () => {
       ),
     ).toEqual([]);
   });
+
+  it('a Cypher index hint that does not ask for a seek is an error; USING INDEX SEEK is clean', async () => {
+    const plain = [
+      'export const q = `MATCH (n:Record) USING INDEX n:Record(tenant, id) WHERE n.id = $id RETURN n`;\n',
+      "export const q = 'MATCH (n:Record) USING INDEX n:Record(tenant, id) RETURN n';\n",
+    ];
+    for (const code of plain)
+      expect(await ruleErrors('src/adapters/neo4j/zone-fixture.ts', code), code).toEqual([
+        { rule: 'no-restricted-syntax', message: 'an index hint asks for a seek: USING INDEX SEEK' },
+      ]);
+    const seek = 'export const q = `MATCH (n:Record) USING INDEX SEEK n:Record(tenant, id) RETURN n`;\n';
+    expect(await ruleErrors('src/adapters/neo4j/zone-fixture.ts', seek)).toEqual([]);
+  });
 });
