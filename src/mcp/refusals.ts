@@ -1,0 +1,52 @@
+import type { GraphQLFailure, GraphQLOutcome } from '../client/graphql.ts';
+import type { RunOperation } from './server.ts';
+
+/**
+ * A tool call the API refused with RATE_LIMITED is run again after the `retryAfterMs` the refusal names,
+ * within a budget, before the agent sees it. Why: an agent reads a tool error as a failure to report or to
+ * work around, not as "come back in 200 ms"; and a refusal is the API's answer to a burst (the overload
+ * guard, the subject gate's bound, a write budget), which a short wait usually outlasts. Safe for writes:
+ * a refused call appended nothing (the refusal comes before the append), and a write tool's idempotency
+ * key, where given, still holds. Only RATE_LIMITED is retried: UNAVAILABLE may come after an append.
+ * Past the budget the agent gets the refusal, with its `retryAfterMs`.
+ */
+export interface RetryOptions {
+  /** The most the bridge waits for one call, over all its retries. */
+  readonly budgetMs: number;
+  /** The most times one call is run again. */
+  readonly maxRetries: number;
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+export const REFUSAL_RETRIES: RetryOptions = { budgetMs: 5_000, maxRetries: 4 };
+/** A refusal without its own `retryAfterMs` is run again after this long. */
+const DEFAULT_WAIT_MS = 250;
+
+const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** `run`, with each RATE_LIMITED answer run again after its retryAfterMs while the budget allows. */
+export function retryingRefusals(run: RunOperation, o: RetryOptions = REFUSAL_RETRIES): RunOperation {
+  const sleep = o.sleep ?? pause;
+  return async (tool, variables) => {
+    let waited = 0;
+    for (let retries = 0; ; retries++) {
+      const outcome = await run(tool, variables);
+      const wait = refusalWait(outcome);
+      if (wait === null || retries >= o.maxRetries || waited + wait > o.budgetMs) return outcome;
+      await sleep(wait);
+      waited += wait;
+    }
+  };
+}
+
+/** How long the refusal asks to wait, or null when the outcome is not a refusal (every error RATE_LIMITED). */
+export function refusalWait(outcome: GraphQLOutcome): number | null {
+  if (outcome.ok || outcome.errors.length === 0) return null;
+  if (!outcome.errors.every((e) => e.code === 'RATE_LIMITED')) return null;
+  return Math.max(...outcome.errors.map(retryAfter));
+}
+
+function retryAfter(e: GraphQLFailure): number {
+  const ms = e.details?.['retryAfterMs'];
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= 0 ? Math.ceil(ms) : DEFAULT_WAIT_MS;
+}
