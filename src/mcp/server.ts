@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { GraphQLOutcome } from '../client/graphql.ts';
 import { hasScope, type Scope } from '../domain/principal.ts';
 import type { Logger } from '../ports/logger.ts';
-import { retryingRefusals } from './refusals.ts';
+import { retryingRefusals, type RetryOptions } from './refusals.ts';
 import type { ToolDef } from './tools.ts';
 
 /** Runs one tool's operation against Muninn's GraphQL as the caller (the caller's own credential). */
@@ -18,7 +18,7 @@ export interface BridgeOptions {
   readonly run: RunOperation;
   readonly logger: Logger;
   /** How refusals (RATE_LIMITED) are run again before the agent sees them (refusals.ts); tests shorten it. */
-  readonly retries?: Parameters<typeof retryingRefusals>[1];
+  readonly retries?: RetryOptions;
 }
 
 export const SERVER_INFO = { name: 'muninn', version: '0.1.0' } as const;
