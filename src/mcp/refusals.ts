@@ -1,3 +1,4 @@
+import { setTimeout as pause } from 'node:timers/promises';
 import type { GraphQLFailure, GraphQLOutcome } from '../client/graphql.ts';
 import type { RunOperation } from './server.ts';
 
@@ -22,11 +23,9 @@ export const REFUSAL_RETRIES: RetryOptions = { budgetMs: 5_000, maxRetries: 4 };
 /** A refusal without its own `retryAfterMs` is run again after this long. */
 const DEFAULT_WAIT_MS = 250;
 
-const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
 /** `run`, with each RATE_LIMITED answer run again after its retryAfterMs while the budget allows. */
 export function retryingRefusals(run: RunOperation, o: RetryOptions = REFUSAL_RETRIES): RunOperation {
-  const sleep = o.sleep ?? pause;
+  const sleep = o.sleep ?? ((ms: number) => pause(ms));
   return async (tool, variables) => {
     let waited = 0;
     for (let retries = 0; ; retries++) {

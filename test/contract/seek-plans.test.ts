@@ -9,12 +9,13 @@ import type { ReadScope } from '../../src/ports/graph.ts';
 import { testConfig } from '../support/harness.ts';
 
 /**
- * The statements every write runs (relate's, and the loads of the vectors relate ranks) find each record by an index seek on its key, whatever the graph's
- * statistics. Planned over a new, near-empty graph, Neo4j chose to scan an index and filter, and kept
- * that plan as the graph grew (README, "Plans made over an empty graph"); their MATCHes now say
- * `USING INDEX SEEK`. This asks Neo4j for the plan it would run (EXPLAIN: nothing runs) and checks the
- * seeks, and that no Record index or label is scanned. On a fresh stack (the plan made over an empty
- * graph), the groups' and the vector fetch's cases fail without the hints (checked); with them every case holds on any graph.
+ * The statements every write runs (relate's, and the loads of the vectors relate ranks) find each record
+ * by an index seek on its key, whatever the graph's statistics. Planned over a new, near-empty graph,
+ * Neo4j chose to scan an index and filter, and kept that plan as the graph grew (README, "Plans made over
+ * an empty graph"); their MATCHes now say `USING INDEX SEEK`. This asks Neo4j for the plan it would run
+ * (EXPLAIN: nothing runs) and checks the seeks, and that no Record index or label is scanned. On a fresh
+ * stack (the plan made over an empty graph), the groups' and the vector fetch's cases fail without the
+ * hints (checked); with them every case holds on any graph.
  */
 let db: CypherExecutor;
 const scope: ReadScope = { tenant: 'plan-check', grants: [{ root: null, maxSensitivity: 'INTERNAL' }] };
