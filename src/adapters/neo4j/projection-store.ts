@@ -8,7 +8,7 @@ import type {
   StateKeys,
 } from '../../ports/graph.ts';
 import { relType, type Executor, type Tx } from './executor.ts';
-import { namespaceKey, SAME_AS_STAMP } from './scope.ts';
+import { ENTITY_STAMP, namespaceKey, SAME_AS_STAMP } from './scope.ts';
 import {
   episodeRow,
   recordRow,
@@ -181,15 +181,30 @@ class Neo4jProjectionTx implements ProjectionTx {
     }
   }
 
+  /**
+   * Entities with their SAME_AS links. First each tenant's entity stamp is bumped (sorted, so two
+   * transactions lock them in the same order, before any namespace's); each entity then takes its tenant's
+   * new number (entity-held.ts).
+   */
   private writeEntities(entities: readonly EntityState[], run: Send): void {
     run(
-      `UNWIND $rows AS e MERGE (n:Entity {tenant: e.tenant, id: e.id})
+      `UNWIND $tenants AS t
+         MERGE (st:ScopeStamp {tenant: t, namespace: $stamp})
+         ON CREATE SET st.epoch = randomUUID(), st.seq = 0
+         SET st.seq = st.seq + 1`,
+      { tenants: [...new Set(entities.map((e) => e.tenant))].sort(), stamp: ENTITY_STAMP },
+    );
+    run(
+      `UNWIND $rows AS e
+         MATCH (st:ScopeStamp {tenant: e.tenant, namespace: $stamp})
+         MERGE (n:Entity {tenant: e.tenant, id: e.id})
          SET n.name = e.name, n.type = e.type, n.aliases = e.aliases, n.externalIds = e.externalIds,
-             n.embedding = e.embedding, n.embeddingModel = e.embeddingModel
+             n.embedding = e.embedding, n.embeddingModel = e.embeddingModel, n.stamp = st.seq
          WITH n, e WHERE e.sameAs IS NOT NULL
          MATCH (o:Entity {tenant: e.tenant, id: e.sameAs.entityId})
          MERGE (n)-[s:SAME_AS]->(o) SET s.confidence = e.sameAs.confidence, s.tentative = true`,
       {
+        stamp: ENTITY_STAMP,
         rows: entities.map((e) => ({
           tenant: e.tenant,
           id: e.id,

@@ -49,6 +49,13 @@ export const scopeParams = (s: ReadScope) => ({
  */
 export const SAME_AS_STAMP = '';
 
+/**
+ * The ScopeStamp "namespace" of a tenant's entities (no namespace starts with '#'): the projection bumps it
+ * in every transaction that writes one of the tenant's entities and stamps each entity with its new number,
+ * so entity resolution's index held in process (entity-held.ts) loads only what changed.
+ */
+export const ENTITY_STAMP = '#entities';
+
 /** A namespace of a tenant as one map key (the subtree sizes, the projection's stamps, the held vectors). */
 export const namespaceKey = (tenant: string, namespace: string): string => `${tenant}\u0000${namespace}`;
 
