@@ -4,16 +4,20 @@ import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import { BY_SUBJECT, GROUPS_BY_SUBJECT, GROUPS_HELD_WINDOW } from '../../src/adapters/neo4j/relate-cypher.ts';
 import { scopeParams } from '../../src/adapters/neo4j/scope.ts';
 import { VECTOR_FETCH, VECTOR_LOAD } from '../../src/adapters/neo4j/scope-vectors.ts';
+import { ENTITY_FACTS, ENTITY_NEAREST } from '../../src/adapters/neo4j/entity-facts.ts';
+import { ENTITY_LOAD } from '../../src/adapters/neo4j/entity-held.ts';
+import { ANCHORS } from '../../src/adapters/neo4j/recall-arms.ts';
 import { namespaceChain } from '../../src/domain/model.ts';
 import type { ReadScope } from '../../src/ports/graph.ts';
 import { testConfig } from '../support/harness.ts';
 
 /**
- * The statements every write runs (relate's, and the loads of the vectors relate ranks) find each record
- * by an index seek on its key, whatever the graph's statistics. Planned over a new, near-empty graph,
- * Neo4j chose to scan an index and filter, and kept that plan as the graph grew (README, "Plans made over
- * an empty graph"); their MATCHes now say `USING INDEX SEEK`. This asks Neo4j for the plan it would run
- * (EXPLAIN: nothing runs) and checks the seeks, and that no Record index or label is scanned. On a fresh
+ * The statements every write runs (relate's, the loads of the vectors relate ranks, entity resolution's
+ * and its index's loads; recall's anchors too) find each record and entity by an index seek on its key,
+ * whatever the graph's statistics. Planned over a new, near-empty graph, Neo4j chose to scan an index and
+ * filter, and kept that plan as the graph grew (README, "Plans made over an empty graph"); their MATCHes
+ * now say `USING INDEX SEEK`. This asks Neo4j for the plan it would run (EXPLAIN: nothing runs) and checks
+ * the seeks, and that no index or label is scanned. On a fresh
  * stack (the plan made over an empty graph), the groups' and the vector fetch's cases fail without the
  * hints (checked); with them every case holds on any graph.
  */
@@ -52,6 +56,13 @@ async function operators(cypher: string, params: Record<string, unknown>): Promi
 const SUBJECT_SEEK = /^NodeIndexSeek .*n:Record\(tenant, subjectKey\)/;
 const KEY_SEEK = /^NodeUniqueIndexSeek .*n:Record\(tenant, id\)/;
 const STAMP_SEEK = /^NodeIndexSeek .*n:Record\(tenant, namespace, stamp\)/;
+const ENTITY_KEY_SEEK = /^NodeUniqueIndexSeek .*e:Entity\(tenant, id\)/;
+const ENTITY_STAMP_SEEK = /^NodeIndexSeek .*e:Entity\(tenant, stamp\)/;
+// An entity probe with exact candidates and a window of its ranking (entity-facts.ts).
+const entityProbe = {
+  ...{ i: 0, id: null, ext: null, alias: 'kestrel', type: null, modelId: 'm', defaultId: 'e-3' },
+  ...{ exact: ['e-1'], near: ['e-2', 'e-1'] },
+};
 
 // statement → its parameters and the seeks its plan must hold
 const cases: Array<[string, string, Record<string, unknown>, RegExp[]]> = [
@@ -64,9 +75,23 @@ const cases: Array<[string, string, Record<string, unknown>, RegExp[]]> = [
   ],
   ['vector load', VECTOR_LOAD, { loads: [{ tenant: scope.tenant, ns, since: 41 }] }, [STAMP_SEEK]],
   ['vector fetch', VECTOR_FETCH, { ids: [{ tenant: scope.tenant, ns, id: 'r-1' }] }, [KEY_SEEK]],
+  ['entity load', ENTITY_LOAD, { tenant: scope.tenant, since: 3 }, [ENTITY_STAMP_SEEK]],
+  ['entity facts', ENTITY_FACTS, { ...scopeParams(scope), ps: [entityProbe] }, [ENTITY_KEY_SEEK]],
+  [
+    'entity nearest, a later window',
+    ENTITY_NEAREST,
+    { ...scopeParams(scope), ps: [entityProbe] },
+    [ENTITY_KEY_SEEK],
+  ],
+  [
+    'recall anchors',
+    ANCHORS,
+    { ...scopeParams(scope), ids: ['e-1'], phrases: ['x'], limit: 8 },
+    [ENTITY_KEY_SEEK],
+  ],
 ];
 
-describe('the statements of every write seek each record by its key', () => {
+describe('the statements of every write seek each record and entity by its key', () => {
   it.each(cases)('%s', async (_name, cypher, params, seeks) => {
     const ops = await operators(cypher, params);
     for (const seek of seeks)

@@ -60,6 +60,14 @@ const held = {
   ],
 };
 
+/** The entity index a tenant holds (entity-held.ts): its stamp, and one entity named Mercury. */
+const entityHeld = {
+  'entity.stamps': [{ i: 0, epoch: 'e1', seq: 3 }],
+  'entity.load': [
+    { id: 'e-merc', name: 'Mercury', aliases: ['mercury'], externalIds: [], model: 'm1', vector: [0.1] },
+  ],
+};
+
 /** The orders the graph and scope arms hold: one namespace's stamp, and each order's two records. */
 const stamped = { 'recall.vectorStamps': [{ i: 0, ns: 'acme/eng', epoch: 'e1', seq: 2 }] };
 const ordered = {
@@ -134,6 +142,18 @@ function expectScoped(sent: readonly Sent[], predicate: 'record' | 'entity' = 'r
       // The vectors of records a load found changed, each by its tenant and namespace (scope-vectors.ts).
       expect(s.cypher).toMatch(/\(n:Record \{tenant: x\.tenant, id: x\.id\}\) WHERE n\.namespace = x\.ns/);
       for (const x of s.params['ids'] as Array<{ tenant: string }>) expect(x.tenant).toBe(scopeParams.tenant);
+      continue;
+    }
+    if (s.op === 'entity.stamps') {
+      // The tenants' entity stamps (entity-held.ts), read together: each row is one asked-for tenant.
+      expect(s.cypher).toContain('(st:ScopeStamp {tenant: $tenants[i], namespace: $stamp})');
+      expect(s.params['tenants']).toEqual([scopeParams.tenant]);
+      continue;
+    }
+    if (s.op === 'entity.load') {
+      // The tenant's entities changed since the index held (entity-held.ts); Neo4j filters what it finds.
+      expect(s.cypher).toContain('e.tenant = $tenant AND e.stamp > $since');
+      expect(s.params['tenant']).toBe(scopeParams.tenant);
       continue;
     }
     if (s.op === ANCHOR_PROBE) {
@@ -261,7 +281,7 @@ describe('the scope predicate of every scoped read', () => {
   });
   for (const [name, call] of entityReads) {
     it(`${name} shows only visible entities`, async () => {
-      const sent = await sentBy({}, call);
+      const sent = await sentBy(entityHeld, call);
       expectScoped(sent, 'entity');
       expect(snapshot(sent)).toMatchSnapshot();
     });

@@ -8,6 +8,7 @@ import type {
 } from '../../ports/graph.ts';
 import { Neo4jGraphAdmin } from './admin.ts';
 import type { CypherExecutor } from './executor.ts';
+import { HeldEntities } from './entity-held.ts';
 import { Neo4jIngestLookups } from './ingest-lookups.ts';
 import { Neo4jProjectionStore } from './projection-store.ts';
 import { Neo4jRecallArms } from './recall-arms.ts';
@@ -35,8 +36,10 @@ export class Neo4jGraphStore implements GraphStore {
     const memory = new ScopeVectors(db, opts.vectorsHeld ?? ScopeVectors.DEFAULT_HELD);
     this.projector = new Neo4jProjectionStore(db);
     this.reads = new Neo4jRecordReads(db);
-    this.arms = new Neo4jRecallArms(db, memory);
-    this.lookups = new Neo4jIngestLookups(db, memory);
+    // One entity index held in process for the process's entity lookups and recall's anchors (entity-held.ts).
+    const entities = new HeldEntities(db);
+    this.arms = new Neo4jRecallArms(db, memory, { entities });
+    this.lookups = new Neo4jIngestLookups(db, memory, entities);
     this.admin = new Neo4jGraphAdmin(db);
   }
 

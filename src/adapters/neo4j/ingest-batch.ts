@@ -1,12 +1,11 @@
 import type { Record as Neo4jRecord } from 'neo4j-driver';
 import { namespaceChain, type RecordClass, type RecordStatus, type Sensitivity } from '../../domain/model.ts';
 import type { ReadScope } from '../../domain/policy.ts';
-import type { EntityFacts, EntityProbe, RelatedCandidate, RelateQuery } from '../../ports/graph.ts';
+import type { RelatedCandidate, RelateQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
-import { toEntity } from './mapping.ts';
 import { BY_SUBJECT, RELATE_RETURN, relateWhere } from './relate-cypher.ts';
 import { heldTogether, type HeldLookup, type SubjectQuery, type VectorQuery } from './relate-held.ts';
-import { entityVisible, scopeParams, SUBTREE } from './scope.ts';
+import { scopeParams, SUBTREE } from './scope.ts';
 import type { ScopeVectors } from './scope-vectors.ts';
 import type { SubtreeSizes } from './subtree-size.ts';
 import { Ranking } from './vector-shards.ts';
@@ -237,76 +236,5 @@ function toRelated(r: Neo4jRecord, seen: ReadonlyMap<string, RelatedCandidate>):
     version: Number(r.get('version')),
     confidence: Number(r.get('confidence')),
     cosine,
-  };
-}
-
-/**
- * Entity resolution's facts for every probe: the exact match (id, external id, or alias of a compatible
- * type — "Mercury" the planet is not "Mercury" the project), the nearest visible neighbour (exact cosine
- * within the tenant: other tenants' entities never crowd an ANN top-k), and whether the probe's default
- * id is taken and by a visible entity. Visibility is the read path's one entity predicate.
- */
-export async function entityFacts(
-  db: Executor,
-  scope: ReadScope,
-  probes: readonly EntityProbe[],
-): Promise<EntityFacts[]> {
-  if (probes.length === 0) return [];
-  const ps = probes.map((p, i) => ({
-    i,
-    id: p.id ?? null,
-    ext: p.externalId ?? null,
-    alias: p.alias?.toLowerCase() ?? null,
-    type: p.type ?? null,
-    vector: p.vector ? [...p.vector] : null,
-    modelId: p.modelId,
-    defaultId: p.defaultId,
-  }));
-  const res = await db.read(
-    'entity.factsMany',
-    `UNWIND $ps AS p
-     RETURN p.i AS i,
-       COLLECT {
-         MATCH (e:Entity {tenant: $tenant})
-         WHERE ((p.id IS NOT NULL AND e.id = p.id)
-            OR (p.ext IS NOT NULL AND p.ext IN e.externalIds)
-            OR (p.alias IS NOT NULL AND (toLower(e.name) = p.alias OR p.alias IN e.aliases)
-                AND (p.type IS NULL OR e.type IS NULL OR e.type = p.type)))
-           AND ${entityVisible('e')}
-         RETURN e ORDER BY e.id LIMIT 1
-       } AS exact,
-       COLLECT {
-         MATCH (e:Entity {tenant: $tenant})
-         WHERE p.vector IS NOT NULL AND e.embedding IS NOT NULL AND e.embeddingModel = p.modelId
-           AND ${entityVisible('e')}
-         WITH e, vector.similarity.cosine(e.embedding, p.vector) AS score
-         RETURN {e: e, score: score} ORDER BY score DESC, e.id LIMIT 1
-       } AS nearest,
-       EXISTS { MATCH (d:Entity {tenant: $tenant, id: p.defaultId}) } AS taken,
-       EXISTS { MATCH (d:Entity {tenant: $tenant, id: p.defaultId}) WHERE ${entityVisible('d')} } AS visible`,
-    { ...scopeParams(scope), ps },
-  );
-  const out: EntityFacts[] = probes.map(() => ({
-    exact: null,
-    nearest: null,
-    defaultIdTaken: false,
-    defaultIdVisible: false,
-  }));
-  for (const r of res.records) out[Number(r.get('i'))] = toEntityFacts(r);
-  return out;
-}
-
-/** One probe's row of entity.factsMany. */
-function toEntityFacts(r: Neo4jRecord): EntityFacts {
-  const [exact] = r.get('exact') as Array<{ properties: Record<string, unknown> }>;
-  const [nearest] = r.get('nearest') as Array<{
-    e: { properties: Record<string, unknown> };
-    score: number;
-  }>;
-  return {
-    exact: exact ? toEntity(exact.properties) : null,
-    nearest: nearest ? { ...toEntity(nearest.e.properties), cosine: 2 * Number(nearest.score) - 1 } : null,
-    defaultIdTaken: r.get('taken') === true,
-    defaultIdVisible: r.get('visible') === true,
   };
 }

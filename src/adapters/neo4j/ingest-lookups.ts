@@ -1,6 +1,8 @@
 import type { GrantState, Receipt } from '../../domain/fold.ts';
 import type { IngestLookups } from '../../ports/graph.ts';
-import { entityFacts, relateTogether, type RelateAnswer, type RelateCall } from './ingest-batch.ts';
+import { entityFacts } from './entity-facts.ts';
+import { HeldEntities } from './entity-held.ts';
+import { relateTogether, type RelateAnswer, type RelateCall } from './ingest-batch.ts';
 import type { Executor } from './executor.ts';
 import { toGrant, toReceipt } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
@@ -24,10 +26,14 @@ export class Neo4jIngestLookups implements IngestLookups {
   /** Relate lookups of one turn under the same scope go as one (ingest-batch.ts, relateTogether). */
   private readonly relate: Coalesced<RelateCall, RelateAnswer>;
 
-  /** `memory`: the record vectors held in process, shared with recall's vector arm (graph-store.ts). */
+  /**
+   * `memory`: the record vectors held in process, shared with recall's vector arm; `entities`: the entity
+   * index held in process, shared with recall's anchors (graph-store.ts).
+   */
   constructor(
     private readonly db: Executor,
     private readonly memory = new ScopeVectors(db, ScopeVectors.DEFAULT_HELD),
+    private readonly entities = new HeldEntities(db),
   ) {
     this.sizes = new SubtreeSizes(db);
     this.reads = new Neo4jRecordReads(db);
@@ -62,7 +68,8 @@ export class Neo4jIngestLookups implements IngestLookups {
     if ('failed' in answer) throw answer.failed;
     return answer;
   };
-  entityFacts: IngestLookups['entityFacts'] = (scope, probes) => entityFacts(this.db, scope, probes);
+  entityFacts: IngestLookups['entityFacts'] = (scope, probes) =>
+    entityFacts(this.db, this.entities, scope, probes);
   findEntity: IngestLookups['findEntity'] = (scope, ref) => this.reads.findEntity(scope, ref);
 
   receipt(tenant: string, idempotencyKey: string): Promise<Receipt | undefined> {

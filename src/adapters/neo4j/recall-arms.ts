@@ -8,6 +8,7 @@ import { lexicalCandidate } from './mapping.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { VisibleShares } from './recent.ts';
 import { AnchorOrders, mergedRanking } from './anchor-orders.ts';
+import { HeldEntities } from './entity-held.ts';
 import { firstVisible, RankedMemo } from './ranked-memo.ts';
 import { ScopeVectors } from './scope-vectors.ts';
 import { SubtreeSizes } from './subtree-size.ts';
@@ -21,6 +22,12 @@ import {
   SUBTREE,
 } from './scope.ts';
 
+/** The anchors among the candidates (`$ids`, entity-held.ts): named by a phrase, visible, longest name first. */
+export const ANCHORS = `UNWIND $ids AS cid
+       MATCH (e:Entity {tenant: $tenant, id: cid}) USING INDEX SEEK e:Entity(tenant, id)
+       WHERE (toLower(e.name) IN $phrases OR any(a IN e.aliases WHERE a IN $phrases)) AND ${entityVisible('e')}
+       RETURN e.id AS id ORDER BY size(e.name) DESC, id LIMIT toInteger($limit)`;
+
 /** Recall's candidate arms: ranked record ids, best first, every one filtered by the caller's scope (ARM_WHERE) before it is ranked. */
 export class Neo4jRecallArms implements RecallArms {
   private readonly reads: Neo4jRecordReads;
@@ -29,8 +36,9 @@ export class Neo4jRecallArms implements RecallArms {
   constructor(
     private readonly db: Executor,
     private readonly memory = new ScopeVectors(db, ScopeVectors.DEFAULT_HELD),
-    opts: { lexicalUnscopedFrom?: number } = {},
+    opts: { lexicalUnscopedFrom?: number; entities?: HeldEntities } = {},
   ) {
+    this.entities = opts.entities ?? new HeldEntities(db);
     this.reads = new Neo4jRecordReads(db);
     this.sizes = new SubtreeSizes(db);
     this.anchorOrders = new AnchorOrders(db);
@@ -65,6 +73,8 @@ export class Neo4jRecallArms implements RecallArms {
   /** The graph arm's orders of each anchor (graphRanked), and the scope arm's of each ancestor. */
   private readonly anchorOrders: AnchorOrders;
   private readonly scopeOrders = new RankedMemo<string>();
+  /** The entity index held in process, shared with ingest's entity lookups (graph-store.ts). */
+  private readonly entities: HeldEntities;
 
   /** How many records the request covers, counted up to SubtreeSizes.CAP (past every bound here). */
   private subtreeSize(q: ArmQuery): Promise<number> {
@@ -236,15 +246,21 @@ export class Neo4jRecallArms implements RecallArms {
     return res.records.map((r) => [String(r.get('id')), String(r.get('seed'))]);
   }
 
+  /**
+   * The visible entities named by a phrase (lower-cased name or alias), longest name first. The candidates
+   * come from the tenant's entity index held in process (entity-held.ts: no scan of the tenant's
+   * entities), and Neo4j reads them by id under the same predicate and the one entity filter.
+   */
   async entitiesNamed(scope: ReadScope, phrases: readonly string[], limit: number): Promise<string[]> {
     if (phrases.length === 0) return [];
-    const res = await this.db.read(
-      'recall.anchors',
-      `MATCH (e:Entity {tenant: $tenant})
-       WHERE (toLower(e.name) IN $phrases OR any(a IN e.aliases WHERE a IN $phrases)) AND ${entityVisible('e')}
-       RETURN e.id AS id ORDER BY size(e.name) DESC, id LIMIT toInteger($limit)`,
-      { ...scopeParams(scope), phrases: [...phrases], limit },
-    );
+    const ids = (await this.entities.of(scope.tenant)).named(phrases);
+    if (ids.length === 0) return [];
+    const res = await this.db.read('recall.anchors', ANCHORS, {
+      ...scopeParams(scope),
+      ids,
+      phrases: [...phrases],
+      limit,
+    });
     return res.records.map((r) => String(r.get('id')));
   }
 
