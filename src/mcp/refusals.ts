@@ -1,6 +1,7 @@
 import { setTimeout as pause } from 'node:timers/promises';
 import type { GraphQLFailure, GraphQLOutcome } from '../client/graphql.ts';
 import type { RunOperation } from './server.ts';
+import type { ToolDef } from './tools.ts';
 
 /**
  * A tool call the API refused with RATE_LIMITED is run again after the `retryAfterMs` the refusal names,
@@ -23,19 +24,26 @@ export const REFUSAL_RETRIES: RetryOptions = { budgetMs: 5_000, maxRetries: 4 };
 /** A refusal without its own `retryAfterMs` is run again after this long. */
 const DEFAULT_WAIT_MS = 250;
 
-/** `run`, with each RATE_LIMITED answer run again after its retryAfterMs while the budget allows. */
-export function retryingRefusals(run: RunOperation, o: RetryOptions = REFUSAL_RETRIES): RunOperation {
+/**
+ * `run`, with each RATE_LIMITED answer run again after its retryAfterMs while the budget allows; with how
+ * many times it was run again and how long it waited (the bridge's log line says both).
+ */
+export async function runRetrying(
+  run: RunOperation,
+  tool: ToolDef,
+  variables: Record<string, unknown>,
+  o: RetryOptions = REFUSAL_RETRIES,
+): Promise<{ outcome: GraphQLOutcome; retries: number; waitedMs: number }> {
   const sleep = o.sleep ?? ((ms: number) => pause(ms));
-  return async (tool, variables) => {
-    let waited = 0;
-    for (let retries = 0; ; retries++) {
-      const outcome = await run(tool, variables);
-      const wait = refusalWait(outcome);
-      if (wait === null || retries >= o.maxRetries || waited + wait > o.budgetMs) return outcome;
-      await sleep(wait);
-      waited += wait;
-    }
-  };
+  let waitedMs = 0;
+  for (let retries = 0; ; retries++) {
+    const outcome = await run(tool, variables);
+    const wait = refusalWait(outcome);
+    if (wait === null || retries >= o.maxRetries || waitedMs + wait > o.budgetMs)
+      return { outcome, retries, waitedMs };
+    await sleep(wait);
+    waitedMs += wait;
+  }
 }
 
 /** How long the refusal asks to wait, or null when the outcome is not a refusal (every error RATE_LIMITED). */

@@ -2,10 +2,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { describe, expect, it } from 'vitest';
 import type { GraphQLOutcome } from '../../src/client/graphql.ts';
-import { refusalWait, retryingRefusals, type RetryOptions } from '../../src/mcp/refusals.ts';
+import { refusalWait, runRetrying, type RetryOptions } from '../../src/mcp/refusals.ts';
 import { buildMcpServer, type RunOperation } from '../../src/mcp/server.ts';
 import { loadTools } from '../../src/mcp/tools.ts';
-import { silentLogger } from '../../src/ports/logger.ts';
+import { silentLogger, type Logger } from '../../src/ports/logger.ts';
 
 /**
  * The bridge runs a refused call (RATE_LIMITED) again after the refusal's retryAfterMs, within a budget,
@@ -48,10 +48,8 @@ describe('refusals are run again before the agent sees them', () => {
   it('a call refused once is run again after its retryAfterMs and answers', async () => {
     const { run, calls } = scripted(refused(120), answered);
     const s = sleeps();
-    const out = await retryingRefusals(run, { budgetMs: 5_000, maxRetries: 4, sleep: s.sleep })(tool, {
-      a: 1,
-    });
-    expect(out).toEqual(answered);
+    const out = await runRetrying(run, tool, { a: 1 }, { budgetMs: 5_000, maxRetries: 4, sleep: s.sleep });
+    expect(out).toEqual({ outcome: answered, retries: 1, waitedMs: 120 });
     expect(calls).toEqual([{ a: 1 }, { a: 1 }]);
     expect(s.slept).toEqual([120]);
   });
@@ -59,8 +57,8 @@ describe('refusals are run again before the agent sees them', () => {
   it('refused every time: run again until the budget would be passed, then the refusal', async () => {
     const { run, calls } = scripted(refused(400));
     const s = sleeps();
-    const out = await retryingRefusals(run, { budgetMs: 1_000, maxRetries: 9, sleep: s.sleep })(tool, {});
-    expect(out).toEqual(refused(400));
+    const out = await runRetrying(run, tool, {}, { budgetMs: 1_000, maxRetries: 9, sleep: s.sleep });
+    expect(out).toEqual({ outcome: refused(400), retries: 2, waitedMs: 800 });
     expect(s.slept).toEqual([400, 400]); // a third wait would make 1,200 ms
     expect(calls).toHaveLength(3);
   });
@@ -68,7 +66,7 @@ describe('refusals are run again before the agent sees them', () => {
   it('at most maxRetries runs again, whatever the budget', async () => {
     const { run, calls } = scripted(refused(1));
     const s = sleeps();
-    await retryingRefusals(run, { budgetMs: 60_000, maxRetries: 2, sleep: s.sleep })(tool, {});
+    await runRetrying(run, tool, {}, { budgetMs: 60_000, maxRetries: 2, sleep: s.sleep });
     expect(calls).toHaveLength(3);
   });
 
@@ -76,9 +74,8 @@ describe('refusals are run again before the agent sees them', () => {
     for (const outcome of [answered, unavailable]) {
       const { run, calls } = scripted(outcome, answered);
       const s = sleeps();
-      expect(
-        await retryingRefusals(run, { budgetMs: 5_000, maxRetries: 4, sleep: s.sleep })(tool, {}),
-      ).toEqual(outcome);
+      const out = await runRetrying(run, tool, {}, { budgetMs: 5_000, maxRetries: 4, sleep: s.sleep });
+      expect(out).toEqual({ outcome, retries: 0, waitedMs: 0 });
       expect(calls).toHaveLength(1);
       expect(s.slept).toEqual([]);
     }
@@ -93,13 +90,13 @@ describe('refusals are run again before the agent sees them', () => {
 });
 
 describe('through the MCP server', () => {
-  async function connect(run: RunOperation, retries: RetryOptions) {
+  async function connect(run: RunOperation, retries: RetryOptions, logger: Logger = silentLogger) {
     const server = buildMcpServer({
       tools: [tool],
       scopes: new Set(['read', 'write']),
       writeTools: true,
       run,
-      logger: silentLogger,
+      logger,
       retries,
     });
     const [a, b] = InMemoryTransport.createLinkedPair();
@@ -120,13 +117,16 @@ describe('through the MCP server', () => {
     idempotencyKey: 'k-1',
   };
 
-  it('a tool call refused once answers the agent with the second run', async () => {
+  it('a tool call refused once answers the agent with the second run, and its log line counts the retry', async () => {
     const { run, calls } = scripted(refused(5), answered);
-    const client = await connect(run, { budgetMs: 1_000, maxRetries: 4 });
+    const lines: Array<Record<string, unknown>> = [];
+    const logger = { ...silentLogger, info: (o: object) => void lines.push(o as Record<string, unknown>) };
+    const client = await connect(run, { budgetMs: 1_000, maxRetries: 4 }, logger);
     const res = await client.callTool({ name: 'remember', arguments: args });
     expect(res.isError).toBeFalsy();
     expect(res.structuredContent).toEqual(answered.ok && answered.data);
     expect(calls).toHaveLength(2);
+    expect(lines).toEqual([expect.objectContaining({ tool: 'remember', ok: true, retries: 1, waitedMs: 5 })]);
     await client.close();
   });
 
