@@ -102,7 +102,7 @@ describe('layering zones (eslint.config.js)', { timeout: 120_000 }, () => {
 
   it('src importing a package package.json does not name as a dependency (a type too, a devDependency) is an error', async () => {
     const sources = [
-      "import type { MaybePromise } from '@whatwg-node/promise-helpers';\nexport type F = MaybePromise<number>;\n",
+      "import type { inspect } from 'cross-inspect';\nexport type F = typeof inspect;\n",
       "import { expect } from 'vitest';\nexport const f = expect;\n",
     ];
     for (const code of sources) {
