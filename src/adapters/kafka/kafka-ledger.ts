@@ -1,4 +1,5 @@
 import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type LogEntry } from 'kafkajs';
+import { kafkaLogLevel } from './log-level.ts';
 import { encodeEvent, type LedgerEvent } from '../../domain/events.ts';
 import { MuninnError, unavailable } from '../../domain/errors.ts';
 import type {
@@ -77,8 +78,7 @@ export class KafkaLedger implements Ledger {
         ({ level, log: entry }: LogEntry) => {
           const { message, ...rest } = entry;
           const fields = { broker: rest['broker'], groupId: rest['groupId'], error: rest['error'] };
-          if (level <= logLevel.ERROR) log.error(fields, String(message));
-          else log.warn(fields, String(message));
+          log[kafkaLogLevel(level, fields.error)](fields, String(message));
         },
       retry: { retries: 8, initialRetryTime: 200, maxRetryTime: 5000 },
       ...kafkaSecurity(o.tls ?? null, o.sasl ?? null),
