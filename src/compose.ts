@@ -61,7 +61,7 @@ export function connectAdapters(
       config.neo4j.database,
       config.neo4j.trustedCaFile,
     ),
-    { vectorsHeld: config.neo4j.vectorsHeld },
+    { vectorsHeld: config.neo4j.vectorsHeld, entitiesHeld: config.neo4j.entitiesHeld },
   );
   // Every append seals personal payloads under their item's data key; every read opens them (or, the
   // key destroyed, sees only the markers the tombstone leaves).

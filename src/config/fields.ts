@@ -50,6 +50,7 @@ export const ConfigFields = z.object({
   MUNINN_PROJECTOR_GROUP: z.string().default('muninn-projector'),
   MUNINN_PROJECTOR_BATCH_MAX: int(1, 100_000).default(2000),
   MUNINN_RECALL_VECTORS_HELD: int(0, 100_000_000).default(240_000),
+  MUNINN_ENTITIES_HELD: int(0, 100_000_000).default(100_000),
   MUNINN_REBUILD_BATCH_MAX: int(1, 100_000).default(10_000),
   MUNINN_PROJECTOR_SESSION_TIMEOUT_MS: int(6000, 300_000).default(30_000),
   MUNINN_PROJECTOR_STALL_AFTER_MS: int(100, 3_600_000).default(30_000),

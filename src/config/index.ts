@@ -54,6 +54,7 @@ export function load(env: Env = process.env): Config {
       database: c.NEO4J_DATABASE,
       trustedCaFile: c.NEO4J_TRUSTED_CA_FILE,
       vectorsHeld: c.MUNINN_RECALL_VECTORS_HELD,
+      entitiesHeld: c.MUNINN_ENTITIES_HELD,
     },
     kafka: kafkaSection(c),
     embedder: embedderSection(c),

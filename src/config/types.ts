@@ -47,6 +47,8 @@ export interface Config {
     readonly trustedCaFile: string | undefined;
     /** The most record vectors recall's vector arm holds in process (0: none; it then scans in Cypher). */
     readonly vectorsHeld: number;
+    /** The most entities entity resolution and recall's anchors hold in process across tenants (entity-held.ts). */
+    readonly entitiesHeld: number;
   };
   readonly kafka: {
     readonly brokers: readonly string[];

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityState } from '../../src/domain/fold.ts';
+import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import { ERASED_MARK } from '../../src/domain/sealing.ts';
 import type { EntityProbe, ReadScope } from '../../src/ports/graph.ts';
 import { contractGraph } from '../support/contract-graph.ts';
@@ -161,6 +162,21 @@ describe('entity facts through the index held in process', () => {
     expect(f!.exact).toBeNull();
     expect(f!.nearest?.id).toBe('e-hidden-00');
     expect(await graph.arms.entitiesNamed(full, ['osprey'], 8)).toEqual([]);
+  });
+
+  it('a tenant past MUNINN_ENTITIES_HELD is read whole by each lookup, never kept, and answered the same', async () => {
+    const bounded = new Neo4jGraphStore(c.db, { entitiesHeld: 5 });
+    const loads: unknown[] = [];
+    c.db.observer = (r) => void (r.op === 'entity.load' && loads.push(r.params['since']));
+    try {
+      for (let i = 0; i < 2; i++) {
+        const [f] = await bounded.lookups.entityFacts(full, [probe({ alias: 'kestrel' })]);
+        expect(f!.exact?.id).toBe('e-kestrel');
+      }
+    } finally {
+      c.db.observer = undefined;
+    }
+    expect(loads).toEqual([-1, -1]);
   });
 
   it('anchors only on entities the caller can see', async () => {

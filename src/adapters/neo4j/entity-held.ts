@@ -20,7 +20,8 @@ import { Ranking, Shard } from './vector-shards.ts';
  * first, then loads the entities stamped since the index it holds (all of them when the epoch differs: a
  * wiped and rebuilt graph), so it sees every entity committed before it started. Erasure writes the entity
  * without its name, aliases, external ids and embedding, so the next lookup drops them here too; an index
- * unused for IDLE_MS is dropped whole.
+ * unused for IDLE_MS is dropped whole. Bounded by MUNINN_ENTITIES_HELD: the least recently used tenants go
+ * first, and a tenant larger than the bound is read whole by each lookup instead of being kept.
  */
 export class EntityIndex {
   readonly vectors: Shard;
@@ -106,19 +107,20 @@ type TenantStamp = { epoch: string; seq: number } | null;
 
 /** The entity indexes of the tenants a process resolves entities for, each brought up to its stamp. */
 export class HeldEntities {
-  /** Most entities held across tenants (~1.7 KiB each with a 384-number vector): ~170 MiB. */
+  /** MUNINN_ENTITIES_HELD's default: most entities held across tenants (~1.7 KiB each at 384 dimensions). */
   static readonly DEFAULT_HELD = 100_000;
   /** An index unused this long is dropped (checked every fifth of it, on a timer that never keeps the process alive). */
   static readonly IDLE_MS = 5 * 60_000;
   /** Held indexes, least recently used first. */
   private readonly byTenant = new Map<string, EntityIndex>();
   private readonly usedAt = new Map<string, number>();
-  private readonly loading = new Map<string, Promise<void>>();
+  private readonly loading = new Map<string, Promise<EntityIndex>>();
   private readonly stamps: Coalesced<string, TenantStamp>;
   private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly db: Executor,
+    /** Most entities held at once across tenants (MUNINN_ENTITIES_HELD); 0 keeps none between calls. */
     readonly maxHeld = HeldEntities.DEFAULT_HELD,
   ) {
     this.stamps = new Coalesced(
@@ -127,29 +129,35 @@ export class HeldEntities {
     );
   }
 
-  /** The tenant's index with every entity committed before this call. */
+  /**
+   * The tenant's index with every entity committed before this call. A tenant with more entities than
+   * maxHeld is loaded whole for each call and never kept: slow, but a process's memory stays bounded.
+   */
   async of(tenant: string): Promise<EntityIndex> {
     const stamp = await this.stamps.read(tenant);
     if (!stamp) return new EntityIndex('', 0); // no entity was ever written in the tenant
+    const current = (x: EntityIndex | undefined): x is EntityIndex =>
+      x !== undefined && x.epoch === stamp.epoch && x.seq >= stamp.seq;
     for (;;) {
       const held = this.byTenant.get(tenant);
-      if (held && held.epoch === stamp.epoch && held.seq >= stamp.seq) {
+      if (current(held)) {
         this.touch(tenant, held);
         return held;
       }
       const running = this.loading.get(tenant);
       if (running) {
-        await running;
+        const loaded = await running;
+        if (current(loaded)) return loaded;
         continue;
       }
       const load = this.load(tenant, stamp).finally(() => this.loading.delete(tenant));
       this.loading.set(tenant, load);
-      await load;
+      return load;
     }
   }
 
   /** Brings the tenant's index up to `stamp`: the entities stamped since the one held, or all of them. */
-  private async load(tenant: string, stamp: { epoch: string; seq: number }): Promise<void> {
+  private async load(tenant: string, stamp: { epoch: string; seq: number }): Promise<EntityIndex> {
     const before = this.byTenant.get(tenant);
     const index = before && before.epoch === stamp.epoch ? before : new EntityIndex(stamp.epoch, -1);
     const res = await this.db.read('entity.load', ENTITY_LOAD, { tenant, since: index.seq });
@@ -166,8 +174,11 @@ export class HeldEntities {
     // The stamp read before the load: anything committed since is loaded again next time (idempotent).
     index.seq = Math.max(index.seq, stamp.seq);
     this.byTenant.delete(tenant);
-    this.byTenant.set(tenant, index);
+    this.usedAt.delete(tenant);
+    if (index.size > this.maxHeld) return index; // used by its callers, then let go
+    this.touch(tenant, index);
     this.evict(tenant);
+    return index;
   }
 
   private touch(tenant: string, index: EntityIndex): void {

@@ -27,17 +27,20 @@ export class Neo4jGraphStore implements GraphStore {
   readonly lookups: IngestLookups;
   readonly admin: GraphAdmin;
 
-  /** `vectorsHeld`: the most record vectors recall and relate keep in process (MUNINN_RECALL_VECTORS_HELD). */
+  /**
+   * `vectorsHeld`: the most record vectors recall and relate keep in process (MUNINN_RECALL_VECTORS_HELD);
+   * `entitiesHeld`: the most entities entity resolution and recall's anchors keep (MUNINN_ENTITIES_HELD).
+   */
   constructor(
     readonly db: CypherExecutor,
-    opts: { vectorsHeld?: number } = {},
+    opts: { vectorsHeld?: number; entitiesHeld?: number } = {},
   ) {
     // One set of vectors held in process for the process's recall and relate (scope-vectors.ts).
     const memory = new ScopeVectors(db, opts.vectorsHeld ?? ScopeVectors.DEFAULT_HELD);
     this.projector = new Neo4jProjectionStore(db);
     this.reads = new Neo4jRecordReads(db);
     // One entity index held in process for the process's entity lookups and recall's anchors (entity-held.ts).
-    const entities = new HeldEntities(db);
+    const entities = new HeldEntities(db, opts.entitiesHeld ?? HeldEntities.DEFAULT_HELD);
     this.arms = new Neo4jRecallArms(db, memory, { entities });
     this.lookups = new Neo4jIngestLookups(db, memory, entities);
     this.admin = new Neo4jGraphAdmin(db);
