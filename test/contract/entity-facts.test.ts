@@ -150,18 +150,19 @@ describe('entity facts through the index held in process', () => {
         }),
       ],
     });
+    // Recall first: its index is the one the earlier lookups loaded, now behind the graph.
+    expect(await graph.arms.entitiesNamed(full, ['osprey', 'kestrel'], 8)).toEqual(['e-kestrel', 'e-osprey']);
     const [f] = await graph.lookups.entityFacts(full, [probe({ alias: 'osprey api', vector: toward(1) })]);
     expect(f!.exact?.id).toBe('e-osprey');
     expect(f!.nearest?.id).toBe('e-osprey');
-    expect(await graph.arms.entitiesNamed(full, ['osprey', 'kestrel'], 8)).toEqual(['e-kestrel', 'e-osprey']);
   });
 
   it('no longer matches an erased entity by its old name, alias or vector', async () => {
     await c.project({ entities: [entity({ id: 'e-osprey', name: ERASED_MARK })] });
+    expect(await graph.arms.entitiesNamed(full, ['osprey'], 8)).toEqual([]);
     const [f] = await graph.lookups.entityFacts(full, [probe({ alias: 'osprey api', vector: toward(1) })]);
     expect(f!.exact).toBeNull();
     expect(f!.nearest?.id).toBe('e-hidden-00');
-    expect(await graph.arms.entitiesNamed(full, ['osprey'], 8)).toEqual([]);
   });
 
   it('a tenant past MUNINN_ENTITIES_HELD is read whole by each lookup, never kept, and answered the same', async () => {

@@ -86,7 +86,7 @@ const cases: Array<[string, string, Record<string, unknown>, RegExp[]]> = [
   [
     'recall anchors',
     ANCHORS,
-    { ...scopeParams(scope), ids: ['e-1'], phrases: ['x'], limit: 8 },
+    { ...scopeParams(scope), stamp: '#entities', ids: ['e-1'], phrases: ['x'], limit: 8 },
     [ENTITY_KEY_SEEK],
   ],
 ];

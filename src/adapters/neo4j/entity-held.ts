@@ -129,6 +129,13 @@ export class HeldEntities {
     );
   }
 
+  /** The tenant's index as held now, if any: it may be behind the graph (compare its stamp). */
+  held(tenant: string): EntityIndex | undefined {
+    const index = this.byTenant.get(tenant);
+    if (index) this.touch(tenant, index);
+    return index;
+  }
+
   /**
    * The tenant's index with every entity committed before this call. A tenant with more entities than
    * maxHeld is loaded whole for each call and never kept: slow, but a process's memory stays bounded.
