@@ -1,7 +1,7 @@
 import { logLevel } from 'kafkajs';
 
 /**
- * Broker answers that KafkaJS logs as ERROR although it retries them, each with why it is expected. Why:
+ * Broker answers that KafkaJS logs as ERROR although it retries them, each with when it is expected. Why:
  * every first start against a new broker logged "Response GroupCoordinator … The group coordinator is not
  * available" as an error while the broker was still creating its offsets topic, and the consumer joined a
  * moment later. Nothing had failed: a retry that runs out fails the call that asked, and Muninn reports

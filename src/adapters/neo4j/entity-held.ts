@@ -84,7 +84,7 @@ export class EntityIndex {
   }
 }
 
-/** One entity as a load reads it (name null: erased). */
+/** One entity as a load reads it (an erased one: the erasure mark as name, no aliases, ids or vector). */
 export interface EntityRow {
   readonly id: string;
   readonly name: string | null;
