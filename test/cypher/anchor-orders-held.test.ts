@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AnchorOrders } from '../../src/adapters/neo4j/anchor-orders.ts';
-import { HeldRows } from '../../src/adapters/neo4j/ranked-memo.ts';
+import { HeldRows, rowCount } from '../../src/adapters/neo4j/ranked-memo.ts';
 import { recordingExecutor } from './recording-executor.ts';
 
 /** What the graph arm's orders keep in process (anchor-orders.ts), with the Neo4j side recorded. */
@@ -35,7 +35,7 @@ describe('AnchorOrders', () => {
 
 describe('HeldRows', () => {
   it('keeps at most its budget of rows, dropping the least recently used first', () => {
-    const held = new HeldRows<{ rows: number[] }>(4);
+    const held = new HeldRows<{ rows: number[] }>(4, rowCount);
     held.set('a', { rows: [1, 2] });
     held.set('b', { rows: [3] });
     expect(held.get('a')).toEqual({ rows: [1, 2] }); // now b is the least recently used
@@ -46,5 +46,34 @@ describe('HeldRows', () => {
     held.set('d', { rows: [1, 2, 3, 4, 5] }); // larger than the budget: not held, nothing dropped for it
     expect(held.get('d')).toBeUndefined();
     expect(held.get('a')).toBeDefined();
+  });
+
+  it('counts an entry at its size when set, so one that grew in place is counted anew when set again', () => {
+    const held = new HeldRows<{ n: number }>(4, (v) => v.n);
+    const a = { n: 2 };
+    held.set('a', a);
+    held.set('b', { n: 2 });
+    a.n = 3; // an entity index applies a delta in place, then is set again
+    held.set('a', a); // 2 + 3 > 4: the least recently used, b, goes
+    expect(held.get('b')).toBeUndefined();
+    expect(held.get('a')).toBe(a);
+  });
+
+  it('with idleMs, drops an entry unused that long, and keeps one used since', () => {
+    vi.useFakeTimers();
+    try {
+      const held = new HeldRows<{ rows: number[] }>(10, rowCount, 1_000);
+      held.set('a', { rows: [1] });
+      held.set('b', { rows: [2] });
+      vi.advanceTimersByTime(500);
+      expect(held.get('a')).toBeDefined();
+      vi.advanceTimersByTime(700);
+      expect(held.get('b')).toBeUndefined();
+      expect(held.get('a')).toBeDefined();
+      vi.advanceTimersByTime(2_000);
+      expect(held.get('a')).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { Executor } from './executor.ts';
-import { HeldRows, stampValue, type Stamp } from './ranked-memo.ts';
+import { HeldRows, rowCount, stampValue, type Stamp } from './ranked-memo.ts';
 import { namespaceKey } from './scope.ts';
 
 /** A record about an anchor: its id, namespace, hops (0: about the anchor, 1: about a SAME_AS entity), confidence. */
@@ -32,7 +32,7 @@ export class AnchorOrders {
     private readonly db: Executor,
     maxHeld = AnchorOrders.DEFAULT_HELD,
   ) {
-    this.held = new HeldRows(maxHeld);
+    this.held = new HeldRows(maxHeld, rowCount);
   }
 
   /** Each anchor's order, current for the namespaces of `stamps` (the request's, as read for it). */

@@ -1,5 +1,6 @@
 import type { Executor } from './executor.ts';
 import { Coalesced } from './coalesce.ts';
+import { HeldRows } from './ranked-memo.ts';
 import { ENTITY_STAMP } from './scope.ts';
 import { Ranking, Shard } from './vector-shards.ts';
 
@@ -109,20 +110,19 @@ type TenantStamp = { epoch: string; seq: number } | null;
 export class HeldEntities {
   /** MUNINN_ENTITIES_HELD's default: most entities held across tenants (~1.7 KiB each at 384 dimensions). */
   static readonly DEFAULT_HELD = 100_000;
-  /** An index unused this long is dropped (checked every fifth of it, on a timer that never keeps the process alive). */
+  /** An index unused this long is dropped (HeldRows' idle timer). */
   static readonly IDLE_MS = 5 * 60_000;
-  /** Held indexes, least recently used first. */
-  private readonly byTenant = new Map<string, EntityIndex>();
-  private readonly usedAt = new Map<string, number>();
+  /** Held indexes, at most maxHeld entities in all, least recently used dropped first. */
+  private readonly byTenant: HeldRows<EntityIndex>;
   private readonly loading = new Map<string, Promise<EntityIndex>>();
   private readonly stamps: Coalesced<string, TenantStamp>;
-  private sweeper: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly db: Executor,
     /** Most entities held at once across tenants (MUNINN_ENTITIES_HELD); 0 keeps none between calls. */
     readonly maxHeld = HeldEntities.DEFAULT_HELD,
   ) {
+    this.byTenant = new HeldRows(maxHeld, (index) => index.size, HeldEntities.IDLE_MS);
     this.stamps = new Coalesced(
       (tenants) => stampsOf(db, tenants),
       (t) => t,
@@ -131,9 +131,7 @@ export class HeldEntities {
 
   /** The tenant's index as held now, if any: it may be behind the graph (compare its stamp). */
   held(tenant: string): EntityIndex | undefined {
-    const index = this.byTenant.get(tenant);
-    if (index) this.touch(tenant, index);
-    return index;
+    return this.byTenant.get(tenant);
   }
 
   /**
@@ -147,10 +145,7 @@ export class HeldEntities {
       x !== undefined && x.epoch === stamp.epoch && x.seq >= stamp.seq;
     for (;;) {
       const held = this.byTenant.get(tenant);
-      if (current(held)) {
-        this.touch(tenant, held);
-        return held;
-      }
+      if (current(held)) return held;
       const running = this.loading.get(tenant);
       if (running) {
         const loaded = await running;
@@ -180,43 +175,8 @@ export class HeldEntities {
     );
     // The stamp read before the load: anything committed since is loaded again next time (idempotent).
     index.seq = Math.max(index.seq, stamp.seq);
-    this.byTenant.delete(tenant);
-    this.usedAt.delete(tenant);
-    if (index.size > this.maxHeld) return index; // used by its callers, then let go
-    this.touch(tenant, index);
-    this.evict(tenant);
+    this.byTenant.set(tenant, index); // not held when larger than maxHeld: used by its callers, then let go
     return index;
-  }
-
-  private touch(tenant: string, index: EntityIndex): void {
-    this.byTenant.delete(tenant);
-    this.byTenant.set(tenant, index);
-    this.usedAt.set(tenant, Date.now());
-    if (this.sweeper) return;
-    this.sweeper = setInterval(() => this.dropIdle(), HeldEntities.IDLE_MS / 5);
-    this.sweeper.unref?.();
-  }
-
-  /** Drop the least recently used indexes but `keep`'s until at most maxHeld entities remain. */
-  private evict(keep: string): void {
-    let held = [...this.byTenant.values()].reduce((n, x) => n + x.size, 0);
-    for (const [tenant, index] of this.byTenant) {
-      if (held <= this.maxHeld) return;
-      if (tenant === keep) continue;
-      held -= index.size;
-      this.byTenant.delete(tenant);
-      this.usedAt.delete(tenant);
-    }
-  }
-
-  /** Drop the indexes unused for IDLE_MS (the oldest come first, so stop at the first one in use). */
-  private dropIdle(): void {
-    const before = Date.now() - HeldEntities.IDLE_MS;
-    for (const tenant of this.byTenant.keys()) {
-      if ((this.usedAt.get(tenant) ?? 0) > before) return;
-      this.byTenant.delete(tenant);
-      this.usedAt.delete(tenant);
-    }
   }
 }
 

@@ -22,37 +22,65 @@ export const stampsKey = (stamps: readonly Stamp[]): string =>
     .join('\u0001');
 
 /**
- * Entries holding row lists, at most `maxHeld` rows across them: the least recently used go first, and an
- * entry larger than the whole budget is not held. Shared by the scope arm's and the graph arm's orders.
+ * Entries of some size (`sizeOf`: rows, entities), at most `maxHeld` in all: the least recently used go
+ * first, and an entry larger than the whole budget is not held. With `idleMs`, an entry unused that long
+ * is dropped too (checked every fifth of it, on a timer that never keeps the process alive). Shared by the
+ * scope arm's and the graph arm's orders and the entity index (entity-held.ts).
  */
-export class HeldRows<V extends { readonly rows: readonly unknown[] }> {
-  private readonly byKey = new Map<string, V>();
+export class HeldRows<V> {
+  /** Each entry with its size when it was set (an entry may grow in place until it is set again). */
+  private readonly byKey = new Map<string, { value: V; size: number; usedAt: number }>();
   private held = 0;
+  private sweeper: ReturnType<typeof setInterval> | undefined;
 
-  constructor(readonly maxHeld: number) {}
+  constructor(
+    readonly maxHeld: number,
+    private readonly sizeOf: (value: V) => number,
+    private readonly idleMs?: number,
+  ) {}
 
   /** The entry under `key`, now the most recently used. */
   get(key: string): V | undefined {
-    const v = this.byKey.get(key);
-    if (v === undefined) return undefined;
+    const e = this.byKey.get(key);
+    if (e === undefined) return undefined;
     this.byKey.delete(key);
-    this.byKey.set(key, v);
-    return v;
+    this.byKey.set(key, { ...e, usedAt: Date.now() });
+    return e.value;
   }
 
   set(key: string, value: V): void {
-    this.held -= this.byKey.get(key)?.rows.length ?? 0;
+    this.drop(key);
+    const size = this.sizeOf(value);
+    if (size > this.maxHeld) return;
+    this.byKey.set(key, { value, size, usedAt: Date.now() });
+    this.held += size;
+    for (const k of this.byKey.keys()) {
+      if (this.held <= this.maxHeld) break;
+      this.drop(k);
+    }
+    if (this.idleMs && !this.sweeper) {
+      this.sweeper = setInterval(() => this.dropIdle(this.idleMs!), this.idleMs / 5);
+      this.sweeper.unref?.();
+    }
+  }
+
+  private drop(key: string): void {
+    this.held -= this.byKey.get(key)?.size ?? 0;
     this.byKey.delete(key);
-    if (value.rows.length > this.maxHeld) return;
-    this.byKey.set(key, value);
-    this.held += value.rows.length;
-    for (const [k, v] of this.byKey) {
-      if (this.held <= this.maxHeld) return;
-      this.byKey.delete(k);
-      this.held -= v.rows.length;
+  }
+
+  /** Drop the entries unused for `idleMs` (the oldest come first, so stop at the first one in use). */
+  private dropIdle(idleMs: number): void {
+    const before = Date.now() - idleMs;
+    for (const [key, e] of this.byKey) {
+      if (e.usedAt > before) return;
+      this.drop(key);
     }
   }
 }
+
+/** An entry's size as a list of rows (HeldRows' sizeOf for the arms' orders). */
+export const rowCount = <V extends { readonly rows: readonly unknown[] }>(v: V): number => v.rows.length;
 
 /*
  * Rankings of a request's records held in process, for an arm whose order depends only on each record's
@@ -77,7 +105,7 @@ export class RankedMemo<T> {
   private readonly loads = new Map<string, Promise<readonly T[]>>();
 
   constructor(maxHeld = RankedMemo.DEFAULT_HELD) {
-    this.held = new HeldRows(maxHeld);
+    this.held = new HeldRows(maxHeld, rowCount);
   }
 
   /** The ranking under `key` as of `stamps`: held, or loaded once however many callers ask together. */
