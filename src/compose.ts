@@ -183,7 +183,7 @@ export async function buildServices(
       () => waiter.lagMs(),
       config.http.overload.maxBusy < 1 ? processLoopBusy().utilisation : undefined,
     ),
-    subjects: new SubjectGate(waiter, config.http.overload.maxLagMs),
+    subjects: subjectGate(config, store, waiter),
   });
   const recall = new RecallService({
     store: store.arms,
@@ -196,6 +196,16 @@ export async function buildServices(
     handleKey,
   });
   return { policy, records, writes, recall, handleKey, embedder };
+}
+
+/** Writes about one subject take turns in this process, and across API processes when configured (graph). */
+function subjectGate(config: Config, store: Neo4jGraphStore, waiter: ProjectionWaiter): SubjectGate {
+  const across = config.http.subjectTurns === 'graph';
+  return new SubjectGate(
+    waiter,
+    config.http.overload.maxLagMs,
+    across ? { turns: store.turns, holdMs: config.http.awaitTimeoutMs } : undefined,
+  );
 }
 
 /** The audit trail's MAC key: MUNINN_AUDIT_KEY, or (outside production) a dev key kept in the state dir. */

@@ -85,6 +85,9 @@ export const ConfigFields = z.object({
   // under 2 s at twice the sustainable rate at no clear cost to that rate (README, "Overload").
   MUNINN_WRITE_MAX_BUSY: z.coerce.number().min(0.5).max(1).default(0.9),
   MUNINN_WRITE_BUSY_FLOOR: int(1, 100_000).default(48),
+  // graph: writes about one subject are decided one at a time across API processes too (subject-gate.ts);
+  // process: only within each process (enough with one API process, and one lock fewer per write).
+  MUNINN_SUBJECT_TURNS: z.enum(['graph', 'process']).default('graph'),
 
   MUNINN_EMBEDDER: z.enum(['local', 'openai', 'hashing']).default('local'),
   // Which model `scripts/fetch-model.mjs` provisions and the local embedder loads (issue #10); vectors of

@@ -28,6 +28,7 @@ export function httpSection(c: Settings): Config['http'] {
       maxBusy: c.MUNINN_WRITE_MAX_BUSY,
       busyFloor: c.MUNINN_WRITE_BUSY_FLOOR,
     },
+    subjectTurns: c.MUNINN_SUBJECT_TURNS,
   };
 }
 

@@ -34,6 +34,8 @@ export interface Config {
       readonly maxBusy: number;
       readonly busyFloor: number;
     };
+    /** Where writes about one subject take turns: across API processes (graph) or within each (process). */
+    readonly subjectTurns: Settings['MUNINN_SUBJECT_TURNS'];
   };
   readonly log: { readonly level: Settings['MUNINN_LOG_LEVEL'] };
   /** Prometheus /metrics on its own port; null = not served. */

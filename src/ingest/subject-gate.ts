@@ -1,4 +1,5 @@
 import { subjectKeyOf } from '../domain/subject-key.ts';
+import type { SubjectHold, SubjectTurns } from '../ports/graph.ts';
 import type { ProjectionAwait } from '../ports/ledger.ts';
 import { refused } from './overload.ts';
 
@@ -19,9 +20,12 @@ import { refused } from './overload.ts';
  *
  * Bounded like the rest of the write path's backpressure (overload.ts): a write that would wait longer
  * than `maxWaitMs` (MUNINN_WRITE_MAX_LAG_MS) is refused with RATE_LIMITED and a `retryAfterMs`, and the
- * ones behind it still wait for what it waited for. Only this process's writes are ordered: with several
- * API processes, two of them may still decide on the same subject at once (README, "Writes about one
- * subject at once").
+ * ones behind it still wait for what it waited for.
+ *
+ * Across API processes (`turns`, MUNINN_SUBJECT_TURNS=graph): after its turn in this process a write also
+ * takes the subject's turn in the graph (ports/graph.ts, SubjectTurns) and gives it back once its own
+ * write is projected, so a write through another replica gathers only after that. The wait in this
+ * process comes first: one waiter per subject per process, not one per write, holds a connection.
  */
 
 interface Position {
@@ -45,9 +49,11 @@ export class SubjectGate {
   private readonly last = new Map<string, Turn>();
   private sweepAt = 1024;
 
+  /** `across`: the graph's turns, held at most `holdMs` each; without it only this process is ordered. */
   constructor(
     private readonly projection: Pick<ProjectionAwait, 'waitFor'>,
     private readonly maxWaitMs: number,
+    private readonly across?: { readonly turns: SubjectTurns; readonly holdMs: number },
     private readonly now: () => number = () => performance.now(),
   ) {}
 
@@ -72,8 +78,11 @@ export class SubjectGate {
       settle(p);
       void turn.decided.then(() => (turn.settledAt = this.now()));
     };
+    const deadline = this.now() + this.maxWaitMs;
+    let hold: SubjectHold | null = null;
     try {
-      await this.waitBehind([...before]);
+      await this.waitBehind([...before], deadline);
+      hold = await this.holdAcross(keys, deadline);
     } catch (e) {
       // Refused: those behind this write wait for what it waited for.
       done(Promise.all([...before].map((t) => t.decided)).then((ps) => furthest(ps.flat())));
@@ -81,17 +90,39 @@ export class SubjectGate {
     }
     try {
       const r = await work();
-      done(r.outcome === 'PENDING' && r.position ? [parsePosition(r.position)] : []);
+      const appended = r.outcome === 'PENDING' && r.position ? [parsePosition(r.position)] : [];
+      done(appended);
+      if (hold) this.releaseOnceProjected(hold, appended);
       return r;
     } catch (e) {
       done([]);
+      hold?.release();
       throw e;
     }
   }
 
-  private async waitBehind(before: readonly Turn[]): Promise<void> {
+  /** The graph's turns of these keys (null when only this process is ordered). */
+  private async holdAcross(keys: readonly string[], deadline: number): Promise<SubjectHold | null> {
+    if (!this.across) return null;
+    // A write that spent its wait here still gets a moment for a turn nobody holds.
+    const left = Math.max(50, deadline - this.now());
+    const hold = await this.across.turns.hold(keys, left, this.across.holdMs);
+    if (!hold) throw this.refusal('projected by another API process');
+    return hold;
+  }
+
+  /** Gives the graph's turns back once this write is projected (at once when it appended nothing). */
+  private releaseOnceProjected(hold: SubjectHold, appended: readonly Position[]): void {
+    const p = appended[0];
+    if (!p) return hold.release();
+    void this.projection
+      .waitFor(p.partition, String(p.offset), this.across!.holdMs)
+      .catch(() => false)
+      .finally(() => hold.release());
+  }
+
+  private async waitBehind(before: readonly Turn[], deadline: number): Promise<void> {
     if (before.length === 0) return;
-    const deadline = this.now() + this.maxWaitMs;
     const positions = await within(Promise.all(before.map((t) => t.decided)), this.maxWaitMs, () =>
       this.refusal('decided'),
     );
@@ -102,7 +133,7 @@ export class SubjectGate {
     }
   }
 
-  private refusal(what: 'decided' | 'projected') {
+  private refusal(what: string) {
     return refused(
       `an earlier write about the same subject was not ${what} within ${this.maxWaitMs} ms`,
       Math.min(5_000, Math.max(100, Math.round(this.maxWaitMs / 4))),

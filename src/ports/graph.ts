@@ -404,6 +404,20 @@ export interface GraphAdmin {
 }
 
 /**
+ * Turns on a subject across API processes (ingest/subject-gate.ts): a holder keeps each key's turn from
+ * before it gathers until its write is projected, and a process that dies gives its turns back.
+ */
+export interface SubjectTurns {
+  /** Takes the turn of every key, or null when another holder kept one of them past `waitMs`. */
+  hold(keys: readonly string[], waitMs: number, holdMs: number): Promise<SubjectHold | null>;
+}
+
+/** Turns taken by `SubjectTurns.hold`, given back by `release` (at most `holdMs` after they were taken). */
+export interface SubjectHold {
+  release(): void;
+}
+
+/**
  * Every role at once: only the Neo4j adapter implements it and only the composition root (main.ts) holds
  * it. A use case receives the roles it uses, so "reads never write" is a property of the types.
  */

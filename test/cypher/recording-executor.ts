@@ -42,6 +42,10 @@ export function recordingExecutor(answers: Answers = {}): Executor & { sent: Sen
     autoCommit: async (op, cypher, params) => {
       await run(op, cypher, params);
     },
+    hold: async (op, cypher, params) => {
+      await run(op, cypher, params);
+      return { release: () => void sent.push({ op: `${op}.release`, cypher: 'ROLLBACK', params: {} }) };
+    },
     ping: () => Promise.resolve(),
     close: () => Promise.resolve(),
   };

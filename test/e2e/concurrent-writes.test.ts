@@ -22,6 +22,9 @@ type Rec = {
 
 let app: TestApp;
 let token: string;
+/** A second API process on the same ledger and graph (no projector of its own): another replica. */
+let replica: TestApp;
+let replicaToken: string;
 
 beforeAll(async () => {
   app = await startApp({
@@ -29,10 +32,18 @@ beforeAll(async () => {
     MUNINN_DLQ_TOPIC: `${topic}.dlq`,
     MUNINN_PROJECTOR_GROUP: `concurrent-${suffix}`,
   });
-  token = await app.token({ tenant: freshTenant('concurrent'), sub: 'agent', scopes: ['read', 'write'] });
+  const tenant = freshTenant('concurrent');
+  token = await app.token({ tenant, sub: 'agent', scopes: ['read', 'write'] });
+  replica = await startApp({
+    MUNINN_ROLE: 'api',
+    MUNINN_LEDGER_TOPIC: topic,
+    MUNINN_DLQ_TOPIC: `${topic}.dlq`,
+  });
+  replicaToken = await replica.token({ tenant, sub: 'agent', scopes: ['read', 'write'] });
 });
 
 afterAll(async () => {
+  await replica?.stop();
   await app?.stop();
 });
 
@@ -43,9 +54,17 @@ const statement = (subject: string, object: string) => ({
   text: `The ${subject} uses ${object}.`,
 });
 
-async function proposeAll(inputs: ReadonlyArray<Record<string, unknown>>, wait: boolean): Promise<Receipt[]> {
+/** Proposes all at once, through this app, or alternately through it and the replica (`across`). */
+async function proposeAll(
+  inputs: ReadonlyArray<Record<string, unknown>>,
+  wait: boolean,
+  across = false,
+): Promise<Receipt[]> {
   const answers = await Promise.all(
-    inputs.map((i) => app.gql<{ propose: Receipt }>(token, PROPOSE, { input: { ...i, await: wait } })),
+    inputs.map((i, n) => {
+      const [via, t] = across && n % 2 === 1 ? [replica, replicaToken] : [app, token];
+      return via.gql<{ propose: Receipt }>(t, PROPOSE, { input: { ...i, await: wait } });
+    }),
   );
   for (const a of answers) expect(a.errors).toBeUndefined();
   return answers.map((a) => a.data!.propose);
@@ -97,6 +116,40 @@ describe('concurrent writes about one subject', () => {
         proposal({ statement: statement(subject, 'redis') }),
         proposal({ statement: statement(subject, 'memcached') }),
       ],
+      true,
+    );
+    expect(receipts.map((r) => r.outcome).sort()).toEqual(['ADMITTED', 'CONTESTED']);
+    const stored = await recordsAbout(subject);
+    expect(stored.map((r) => r.status)).toEqual(['CONTESTED', 'CONTESTED']);
+  });
+});
+
+describe('concurrent writes about one subject through two API processes', () => {
+  it('four proposals of one statement split over two replicas make one record, reinforced three times', async () => {
+    const subject = `ledger-api-${suffix}`;
+    const receipts = await proposeAll(
+      [0, 1, 2, 3].map(() => proposal({ statement: statement(subject, 'postgres') })),
+      true,
+      true,
+    );
+    expect(receipts.map((r) => r.outcome).sort()).toEqual([
+      'ADMITTED',
+      'REINFORCED',
+      'REINFORCED',
+      'REINFORCED',
+    ]);
+    const stored = await recordsAbout(subject);
+    expect(stored.map((r) => [r.status, r.reinforcements])).toEqual([['ACTIVE', 3]]);
+  });
+
+  it('two objects given to one subject through two replicas at once contest each other', async () => {
+    const subject = `queue-api-${suffix}`;
+    const receipts = await proposeAll(
+      [
+        proposal({ statement: statement(subject, 'rabbitmq') }),
+        proposal({ statement: statement(subject, 'sqs') }),
+      ],
+      true,
       true,
     );
     expect(receipts.map((r) => r.outcome).sort()).toEqual(['ADMITTED', 'CONTESTED']);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SubjectGate, type GateResult } from '../../src/ingest/subject-gate.ts';
+import type { SubjectHold, SubjectTurns } from '../../src/ports/graph.ts';
 
 /** A projection that applies only when told to (`apply`), and records what was waited for. */
 class FakeProjection {
@@ -21,6 +22,22 @@ class FakeProjection {
   apply(offset: bigint): void {
     this.applied = offset;
     for (const w of this.waiters) if (w.offset <= offset) w.resolve(true);
+  }
+}
+
+/** The graph's turns as another process would see them: taken, or kept by `busy` keys; logged. */
+class FakeTurns implements SubjectTurns {
+  readonly log: string[] = [];
+  readonly busy = new Set<string>();
+  async hold(keys: readonly string[], waitMs: number): Promise<SubjectHold | null> {
+    const names = keys.map((k) => k.split('\u0000')[1]).join(',');
+    if (keys.some((k) => this.busy.has(k))) {
+      await new Promise((r) => setTimeout(r, waitMs));
+      this.log.push(`gave up ${names}`);
+      return null;
+    }
+    this.log.push(`took ${names}`);
+    return { release: () => void this.log.push(`gave back ${names}`) };
   }
 }
 
@@ -128,5 +145,53 @@ describe('SubjectGate', () => {
     projection.apply(3n);
     await next;
     expect(ran).toBe(true);
+  });
+
+  it('across processes: a write takes the graph turn after its turn here, and gives it back once its write is projected', async () => {
+    const projection = new FakeProjection();
+    const turns = new FakeTurns();
+    const gate = new SubjectGate(projection, 2_000, { turns, holdMs: 10_000 });
+    await gate.around('acme', ['Billing-API'], async () => (turns.log.push('first decides'), pending(7)));
+    await tick();
+    expect(turns.log).toEqual(['took billing-api', 'first decides']);
+    const second = gate.around(
+      'acme',
+      ['billing-api'],
+      async () => (turns.log.push('second decides'), pending(8)),
+    );
+    await tick();
+    expect(turns.log).toHaveLength(2); // neither given back nor taken again before the projection
+    projection.apply(7n);
+    await second;
+    expect(turns.log.slice(2).sort()).toEqual(
+      ['gave back billing-api', 'second decides', 'took billing-api'].sort(),
+    );
+    expect(turns.log.indexOf('second decides')).toBeGreaterThan(turns.log.indexOf('took billing-api', 2));
+  });
+
+  it('a graph turn another process keeps past the wait refuses the write RATE_LIMITED before it gathers', async () => {
+    const projection = new FakeProjection();
+    const turns = new FakeTurns();
+    turns.busy.add('acme\u0000billing-api');
+    const gate = new SubjectGate(projection, 60, { turns, holdMs: 10_000 });
+    let ran = false;
+    const err = await gate
+      .around('acme', ['billing-api'], async () => ((ran = true), pending(1)))
+      .catch((e) => e);
+    expect(ran).toBe(false);
+    expect(err).toMatchObject({ code: 'RATE_LIMITED', retryable: true });
+    expect(turns.log).toEqual(['gave up billing-api']);
+  });
+
+  it('a write that leaves nothing to project, or fails, gives its graph turn back at once', async () => {
+    const projection = new FakeProjection();
+    const turns = new FakeTurns();
+    const gate = new SubjectGate(projection, 2_000, { turns, holdMs: 10_000 });
+    await gate.around('acme', ['a'], async () => ({ outcome: 'REINFORCED', position: '0:3' }));
+    await expect(
+      gate.around('acme', ['b'], () => Promise.reject(new Error('embedder down'))),
+    ).rejects.toThrow();
+    expect(turns.log).toEqual(['took a', 'gave back a', 'took b', 'gave back b']);
+    expect(projection.waits).toEqual([]);
   });
 });

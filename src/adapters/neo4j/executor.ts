@@ -33,9 +33,11 @@ export class CypherExecutor {
   /** Sees every statement after it ran (diagnostics only; unset in the service). */
   observer: ((run: StatementRun) => void) | undefined;
 
+  /** `holdDriver`: the pool `hold` takes its connections from (the statements' own one unless given). */
   constructor(
     private readonly driver: Driver,
     private readonly database: string,
+    private readonly holdDriver: Driver = driver,
   ) {}
 
   /**
@@ -58,15 +60,21 @@ export class CypherExecutor {
         }
       : {};
     widenBoltChunks(); // one socket write per message of up to 16 KiB, not one per 1,400 bytes
-    const driver = neo4j.driver(uri, auth, {
-      ...tls,
-      disableLosslessIntegers: true,
-      maxConnectionPoolSize: 50,
-      connectionAcquisitionTimeout: 30_000,
-      logging: { level: 'error', logger: () => undefined },
-    });
-    return new CypherExecutor(driver, database);
+    const pool = (maxConnectionPoolSize: number) =>
+      neo4j.driver(uri, auth, {
+        ...tls,
+        disableLosslessIntegers: true,
+        maxConnectionPoolSize,
+        connectionAcquisitionTimeout: 30_000,
+        logging: { level: 'error', logger: () => undefined },
+      });
+    // Holds keep a connection while a write waits for its projection: a pool of their own, so they never
+    // take one the statements need (a driver opens no connection until one is asked for).
+    return new CypherExecutor(pool(50), database, pool(CypherExecutor.HOLDS_MAX));
   }
+
+  /** The most locks held at once (connections in the holds' pool); Neo4j's Bolt threads default to 400. */
+  static readonly HOLDS_MAX = 200;
 
   /**
    * One read statement as an auto-commit transaction: RUN and PULL in one round trip, where a managed
@@ -161,6 +169,54 @@ export class CypherExecutor {
     }
   }
 
+  /**
+   * Write locks held past one statement: `cypher` runs in an explicit transaction that is never committed,
+   * so what it wrote is never stored and the locks it took are held until `release()` rolls it back, the
+   * connection drops (a killed process) or `holdMs` passes (Neo4j's own transaction timeout). Waiting for a
+   * lock another transaction holds ends after `waitMs`: closing the session stops the wait on the server
+   * (LockClientStopped) and null is returned.
+   */
+  async hold(
+    op: string,
+    cypher: string,
+    params: Params,
+    waitMs: number,
+    holdMs: number,
+  ): Promise<Hold | null> {
+    const session = this.holdDriver.session({
+      database: this.database,
+      defaultAccessMode: neo4j.session.WRITE,
+    });
+    const close = () => session.close().catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const tx = session.beginTransaction({ metadata: { op }, timeout: waitMs + holdMs });
+      const ran = Promise.resolve(unstacked(() => tx.run(cypher, params))).then(() => true);
+      ran.catch(() => undefined); // after a timeout the stopped wait rejects; nobody waits for it then
+      const waited = new Promise<false>((res) => (timer = setTimeout(() => res(false), waitMs)));
+      if (!(await Promise.race([ran, waited]))) {
+        await close();
+        return null;
+      }
+      let released = false;
+      return {
+        release: () => {
+          if (released) return;
+          released = true;
+          void tx
+            .rollback()
+            .catch(() => undefined)
+            .finally(close);
+        },
+      };
+    } catch (e) {
+      await close();
+      throw mapError(e, op);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   async ping(): Promise<void> {
     try {
       await this.driver.getServerInfo({ database: this.database });
@@ -171,6 +227,7 @@ export class CypherExecutor {
 
   async close(): Promise<void> {
     await this.driver.close();
+    if (this.holdDriver !== this.driver) await this.holdDriver.close();
   }
 
   private async observed<R extends RecordShape>(
@@ -278,8 +335,13 @@ export function relType(name: string): string {
   return name;
 }
 
+/** Locks taken by `hold`, until released. */
+export interface Hold {
+  release(): void;
+}
+
 /** What the graph adapters use of the executor (a recording fake implements it in test/cypher). */
 export type Executor = Pick<
   CypherExecutor,
-  'read' | 'stream' | 'write' | 'readTx' | 'writeTx' | 'autoCommit' | 'ping' | 'close'
+  'read' | 'stream' | 'write' | 'readTx' | 'writeTx' | 'autoCommit' | 'hold' | 'ping' | 'close'
 >;

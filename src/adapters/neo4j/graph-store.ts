@@ -5,6 +5,7 @@ import type {
   ProjectionStore,
   RecallArms,
   RecordReads,
+  SubjectTurns,
 } from '../../ports/graph.ts';
 import { Neo4jGraphAdmin } from './admin.ts';
 import type { CypherExecutor } from './executor.ts';
@@ -14,6 +15,7 @@ import { Neo4jProjectionStore } from './projection-store.ts';
 import { Neo4jRecallArms } from './recall-arms.ts';
 import { Neo4jRecordReads } from './record-reads.ts';
 import { ScopeVectors } from './scope-vectors.ts';
+import { Neo4jSubjectTurns } from './subject-turns.ts';
 
 /**
  * The graph port by role over one executor: each role object implements exactly its interface, and the
@@ -26,6 +28,7 @@ export class Neo4jGraphStore implements GraphStore {
   readonly arms: RecallArms;
   readonly lookups: IngestLookups;
   readonly admin: GraphAdmin;
+  readonly turns: SubjectTurns;
 
   /**
    * `vectorsHeld`: the most record vectors recall and relate keep in process (MUNINN_RECALL_VECTORS_HELD);
@@ -44,6 +47,7 @@ export class Neo4jGraphStore implements GraphStore {
     this.arms = new Neo4jRecallArms(db, memory, { entities });
     this.lookups = new Neo4jIngestLookups(db, memory, entities);
     this.admin = new Neo4jGraphAdmin(db);
+    this.turns = new Neo4jSubjectTurns(db);
   }
 
   // ProjectionStore (and Checkpoints)
