@@ -12,9 +12,12 @@ const MAX_OUTSTANDING = 100_000;
 export class ProjectionWaiter implements ProjectionAwait {
   private readonly applied = new Map<number, bigint>();
   private readonly waiters = new Set<{ partition: number; offset: bigint; resolve: (ok: boolean) => void }>();
+  /** Waiters someone in this process waits on (not `patient`): while there are any, the poll is quick. */
+  private urgent = 0;
   /** This process's appends not applied yet, per partition, oldest first (for lagMs). */
   private readonly outstanding = new Map<number, Array<{ offset: bigint; at: number }>>();
   private timer: NodeJS.Timeout | undefined;
+  private timerEvery = 0;
   private polling = false;
 
   constructor(
@@ -52,17 +55,22 @@ export class ProjectionWaiter implements ProjectionAwait {
     return now - oldest;
   }
 
-  /** True when applied, false on timeout. */
-  waitFor(partition: number, offset: string, timeoutMs: number): Promise<boolean> {
+  /**
+   * True when applied, false on timeout. A `patient` waiter (the subject gate giving a turn back) is polled
+   * for like the lag: a quick poll per write would cost a checkpoint read every 5 ms under load.
+   */
+  waitFor(partition: number, offset: string, timeoutMs: number, patient = false): Promise<boolean> {
     const target = BigInt(offset);
     if ((this.applied.get(partition) ?? -1n) >= target) return Promise.resolve(true);
+    if (!patient) this.urgent++;
     return new Promise((resolve) => {
       const w = {
         partition,
         offset: target,
         resolve: (ok: boolean) => {
+          if (!this.waiters.delete(w)) return;
           clearTimeout(t);
-          this.waiters.delete(w);
+          if (!patient) this.urgent--;
           resolve(ok);
         },
       };
@@ -84,9 +92,15 @@ export class ProjectionWaiter implements ProjectionAwait {
   }
 
   private schedule(): void {
-    if (this.timer || this.polling || (this.waiters.size === 0 && this.outstanding.size === 0)) return;
-    // Waiters want the checkpoint soon; the lag of unawaited appends can be sampled more gently.
-    const every = this.waiters.size > 0 ? this.pollMs : Math.max(this.pollMs, 50);
+    if (this.polling || (this.waiters.size === 0 && this.outstanding.size === 0)) return;
+    // Waiters want the checkpoint soon; the lag of unawaited appends (and patient waiters) can be sampled
+    // more gently. A waiter that arrives while a gentle poll is pending brings it forward.
+    const every = this.urgent > 0 ? this.pollMs : Math.max(this.pollMs, 50);
+    if (this.timer) {
+      if (this.timerEvery <= every) return;
+      clearTimeout(this.timer);
+    }
+    this.timerEvery = every;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.poll();

@@ -116,7 +116,7 @@ export class SubjectGate {
     const p = appended[0];
     if (!p) return hold.release();
     void this.projection
-      .waitFor(p.partition, String(p.offset), this.across!.holdMs)
+      .waitFor(p.partition, String(p.offset), this.across!.holdMs, true)
       .catch(() => false)
       .finally(() => hold.release());
   }

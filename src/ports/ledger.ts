@@ -85,7 +85,8 @@ export interface LedgerSubscription {
 
 /** Read-your-writes: resolves true once the projection has applied `offset` of `partition`, false on timeout. */
 export interface ProjectionAwait {
-  waitFor(partition: number, offset: string, timeoutMs: number): Promise<boolean>;
+  /** `patient`: nobody in this process waits on the answer, so it may come a little later (a gentler poll). */
+  waitFor(partition: number, offset: string, timeoutMs: number, patient?: boolean): Promise<boolean>;
   /** Notes an append of this process, so that `lagMs` can age it until the projection applies it. */
   appended(partition: number, offset: string): void;
   /** The age of the oldest append noted here that the projection has not applied yet (0 when none). */

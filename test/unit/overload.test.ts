@@ -108,3 +108,38 @@ describe('ProjectionWaiter.lagMs', () => {
     w.close();
   });
 });
+
+describe('ProjectionWaiter polling', () => {
+  /** A waiter over a checkpoint that never moves, counting its polls. */
+  const counting = () => {
+    const c = { polls: 0 };
+    const w = new ProjectionWaiter({ checkpoints: () => (c.polls++, Promise.resolve([])) }, 't', 5);
+    return { c, w };
+  };
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('a patient waiter (nobody here waits on it) is polled for gently, every 50 ms, not every 5', async () => {
+    const { c, w } = counting();
+    void w.waitFor(0, '9', 1_000, true);
+    await sleep(260);
+    expect(c.polls).toBeGreaterThanOrEqual(2);
+    expect(c.polls).toBeLessThanOrEqual(6);
+    w.close();
+  });
+
+  it('a waiter someone waits on is polled for quickly, also when it arrives during a gentle poll', async () => {
+    const { c, w } = counting();
+    void w.waitFor(0, '9', 1_000, true);
+    await sleep(10);
+    const quick = w.waitFor(0, '9', 1_000);
+    const before = c.polls;
+    await sleep(150);
+    expect(c.polls - before).toBeGreaterThanOrEqual(8);
+    w.notify(0, '9');
+    await expect(quick).resolves.toBe(true);
+    const after = c.polls;
+    await sleep(150);
+    expect(c.polls - after).toBeLessThanOrEqual(1); // nobody waits any more: the pending poll, then none
+    w.close();
+  });
+});
