@@ -194,7 +194,10 @@ export class CypherExecutor {
       const ran = Promise.resolve(unstacked(() => tx.run(cypher, params))).then(() => true);
       ran.catch(() => undefined); // after a timeout the stopped wait rejects; nobody waits for it then
       const waited = new Promise<false>((res) => (timer = setTimeout(() => res(false), waitMs)));
-      if (!(await Promise.race([ran, waited]))) {
+      const t0 = performance.now();
+      const got = await Promise.race([ran, waited]);
+      this.observer?.({ op, cypher, params, ms: performance.now() - t0, rows: got ? 1 : 0 });
+      if (!got) {
         await close();
         return null;
       }
