@@ -15,7 +15,9 @@ import { caughtUp, gql, PROPOSE, proposal, REVISE, testConfig, type GqlResult } 
  * Issue #15's topology on the local stack: 2 API processes and 2 projector processes (`muninn serve
  * --role …`) on a 4-partition topic. Writes go to both APIs while one projector is SIGKILLed mid-stream;
  * the other must take over its partitions. Every acknowledged write must be projected exactly once, and
- * the live graph must hash equal to a clean rebuild of the topic.
+ * the live graph must hash equal to a clean rebuild of the topic. First, the same topology decides writes
+ * about one subject one at a time across its APIs (the graph's subject turns): with MUNINN_SUBJECT_TURNS=process
+ * that case came back ADMITTED twice or more.
  */
 const WRITES = Number(process.env['PROCESSES_TEST_WRITES'] ?? 240);
 const TENANTS = 16;
@@ -146,6 +148,43 @@ async function diagnosis(missing: readonly string[]): Promise<string> {
 }
 
 describe('2 API and 2 projector processes on a 4-partition topic', () => {
+  it('six proposals of one statement sent at once through both API processes make one record, the rest reinforce it', async () => {
+    const keys = mkdtempSync(join(tmpdir(), 'muninn-procs-keys-'));
+    await ensureDevKeys(keys);
+    const ports = await Promise.all([freePort(), freePort(), freePort()]);
+    const own = [0, 1].map((i) => spawnRole('api', keys, ports[i]!));
+    own.push(spawnRole('projector', keys, ports[2]!));
+    procs.push(...own);
+    const urls = ports.slice(0, 2).map((p) => `http://127.0.0.1:${p}`);
+    await Promise.all(urls.map((u) => waitReady(u)));
+    const token = await signDevToken({
+      stateDir: keys,
+      issuer: config.auth.issuer,
+      audience: config.auth.audience,
+      tenant: `procs-${suffix}-one-subject`,
+      sub: 'writer',
+      scopes: ['read', 'write'],
+      ttlSeconds: 900,
+    });
+    const subject = `billing-api-${suffix}`;
+    const statement = { subject, predicate: 'uses', object: 'redis', text: `The ${subject} uses redis.` };
+    const answers = await Promise.all(
+      [0, 1, 2, 3, 4, 5].map((i) =>
+        send<{ propose: { outcome: string; recordId: string } }>(urls[i % 2]!, token, PROPOSE, {
+          ...proposal({ namespace: 'acme/platform', statement }),
+          await: true,
+        }),
+      ),
+    );
+    const receipts = answers.map(
+      (a) => a.data?.propose ?? { outcome: JSON.stringify(a.errors), recordId: '' },
+    );
+    expect(receipts.map((r) => r.outcome).sort()).toEqual(['ADMITTED', ...Array(5).fill('REINFORCED')]);
+    expect(new Set(receipts.map((r) => r.recordId)).size).toBe(1);
+    for (const p of own) p.child.kill('SIGTERM');
+    await Promise.all(own.map((p) => p.exited));
+  }, 300_000);
+
   it('one projector SIGKILLed mid-stream: the other takes over, every acknowledged write projected once, live = rebuild', async () => {
     const keys = mkdtempSync(join(tmpdir(), 'muninn-procs-keys-'));
     await ensureDevKeys(keys);
