@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
 import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
+import { Neo4jSubjectTurns } from '../../src/adapters/neo4j/subject-turns.ts';
 import { contractGraph } from '../support/contract-graph.ts';
 import { testConfig } from '../support/harness.ts';
 
@@ -8,7 +9,8 @@ import { testConfig } from '../support/harness.ts';
  * SubjectTurns against Neo4j (adapters/neo4j/subject-turns.ts): a subject's turn is held across
  * processes (here: two drivers, as two API processes have) until released, a wait that runs out gives up
  * without taking the turn later, a holder whose connection drops gives its turns back, and no turn is
- * ever stored.
+ * ever stored. Turns asked for together share one transaction, and a contended one holds the others of
+ * its group no longer than the group's patience.
  */
 const c = await contractGraph('subject-turns');
 const { graph, tenant } = c;
@@ -82,5 +84,41 @@ describe('subject turns across processes', () => {
     await new Promise((r) => setTimeout(r, 100));
     const res = await c.db.read<{ n: number }>('test.turns', 'MATCH (t:SubjectTurn) RETURN count(t) AS n');
     expect(res.records[0]!.get('n')).toBe(0);
+  });
+
+  it('turns asked for in one loop turn are taken in one transaction, held until the last is given back', async () => {
+    const statements: string[] = [];
+    c.db.observer = (run) => void statements.push(run.op);
+    const [a, b, d] = await Promise.all(
+      ['group a', 'group b', 'group d'].map((s) => graph.turns.hold([key(s)], 1_000, 10_000)),
+    );
+    c.db.observer = undefined;
+    expect(statements).toEqual(['subject.turn']);
+    a!.release();
+    b!.release();
+    expect(await other.turns.hold([key('group a')], 300, 10_000)).toBeNull(); // d still holds the group
+    d!.release();
+    const after = await other.turns.hold([key('group a')], 5_000, 10_000);
+    expect(after).not.toBeNull();
+    after!.release();
+  });
+
+  it('a group with a subject held elsewhere lets its other turns be taken alone after its patience', async () => {
+    const patient = new Neo4jSubjectTurns(c.db, 150);
+    const elsewhere = await other.turns.hold([key('hot api')], 1_000, 10_000);
+    const t0 = performance.now();
+    const [hot, cold] = [
+      patient.hold([key('hot api')], 5_000, 10_000),
+      patient.hold([key('cold api')], 5_000, 10_000),
+    ];
+    const coldHeld = await cold;
+    expect(coldHeld).not.toBeNull();
+    expect(since(t0)).toBeGreaterThanOrEqual(140);
+    expect(since(t0)).toBeLessThan(2_000);
+    elsewhere!.release();
+    const hotHeld = await hot;
+    expect(hotHeld).not.toBeNull();
+    hotHeld!.release();
+    coldHeld!.release();
   });
 });
