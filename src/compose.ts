@@ -24,7 +24,7 @@ import { BatchingEmbedder } from './adapters/embedders/batching.ts';
 import { createChatExtractor } from './adapters/extractors/openai-chat.ts';
 import { RecordsService } from './records/service.ts';
 import { checkEmbeddingModels } from './model-check.ts';
-import { measuredEmbedder, noTelemetry, type Telemetry } from './ports/telemetry.ts';
+import { measuredEmbedder, measuredTurns, noTelemetry, type Telemetry } from './ports/telemetry.ts';
 import { referencePolicy } from './domain/reference-policy.ts';
 import { AdmissionPolicy, defaultAdmissionPolicy } from './domain/admission.ts';
 import { WriteService } from './ingest/write-service.ts';
@@ -183,7 +183,7 @@ export async function buildServices(
       () => waiter.lagMs(),
       config.http.overload.maxBusy < 1 ? processLoopBusy().utilisation : undefined,
     ),
-    subjects: subjectGate(config, store, waiter),
+    subjects: subjectGate(config, store, waiter, telemetry),
   });
   const recall = new RecallService({
     store: store.arms,
@@ -199,12 +199,18 @@ export async function buildServices(
 }
 
 /** Writes about one subject take turns in this process, and across API processes when configured (graph). */
-function subjectGate(config: Config, store: Neo4jGraphStore, waiter: ProjectionWaiter): SubjectGate {
+function subjectGate(
+  config: Config,
+  store: Neo4jGraphStore,
+  waiter: ProjectionWaiter,
+  telemetry: Telemetry,
+): SubjectGate {
   const across = config.http.subjectTurns === 'graph';
+  const turns = measuredTurns(store.turns, telemetry);
   return new SubjectGate(
     waiter,
     config.http.overload.maxLagMs,
-    across ? { turns: store.turns, holdMs: config.http.awaitTimeoutMs } : undefined,
+    across ? { turns, holdMs: config.http.awaitTimeoutMs } : undefined,
   );
 }
 

@@ -1,4 +1,5 @@
 import type { Embedder } from './embedder.ts';
+import type { SubjectTurns } from './graph.ts';
 
 /**
  * What the service reports about itself for operators (Prometheus at /metrics when enabled). Labels are
@@ -14,6 +15,8 @@ export interface Telemetry {
   embedBatch(size: number, seconds: number): void;
   /** Events the projector set aside to the dead-letter topic. */
   deadLettered(count: number): void;
+  /** One wait for subjects' turns across API processes: taken, or given up (the write refused), and seconds. */
+  subjectTurn(outcome: 'taken' | 'given_up', seconds: number): void;
 }
 
 export const noTelemetry: Telemetry = {
@@ -21,6 +24,7 @@ export const noTelemetry: Telemetry = {
   recall: () => undefined,
   embedBatch: () => undefined,
   deadLettered: () => undefined,
+  subjectTurn: () => undefined,
 };
 
 type Closable = Embedder & { close?: () => Promise<void> };
@@ -40,5 +44,17 @@ export function measuredEmbedder(e: Closable, t: Telemetry): Closable {
       }
     },
     ...(e.close ? { close: () => e.close!() } : {}),
+  };
+}
+
+/** The subject turns, reporting each wait for them: contention across API replicas shows as long waits. */
+export function measuredTurns(turns: SubjectTurns, t: Telemetry): SubjectTurns {
+  return {
+    async hold(keys, waitMs, holdMs) {
+      const t0 = performance.now();
+      const held = await turns.hold(keys, waitMs, holdMs);
+      t.subjectTurn(held ? 'taken' : 'given_up', (performance.now() - t0) / 1000);
+      return held;
+    },
   };
 }

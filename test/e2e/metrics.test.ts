@@ -59,6 +59,10 @@ describe('metrics', () => {
     expect(
       sample(text, 'muninn_graphql_request_duration_seconds_count', { operation: 'mutation.propose' }),
     ).toBeGreaterThanOrEqual(1);
+    // The proposal's subject took its turn across API processes (MUNINN_SUBJECT_TURNS=graph, the default).
+    expect(
+      sample(text, 'muninn_subject_turn_wait_seconds_count', { outcome: 'taken' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 
   it('recall stages per recipe and embedder batch sizes', async () => {

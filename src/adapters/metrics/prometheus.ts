@@ -55,6 +55,13 @@ export class PrometheusTelemetry implements Telemetry {
     buckets: SECONDS,
     registers: [this.registry],
   });
+  private readonly turns = new Histogram({
+    name: 'muninn_subject_turn_wait_seconds',
+    help: "Waits for subjects' turns across API processes, by outcome (taken, or given_up: the write was refused)",
+    labelNames: ['outcome'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
   private readonly dlq = new Counter({
     name: 'muninn_projector_dead_lettered_total',
     help: 'Events the projector set aside to the dead-letter topic since this process started',
@@ -118,6 +125,10 @@ export class PrometheusTelemetry implements Telemetry {
 
   deadLettered(count: number): void {
     this.dlq.inc(count);
+  }
+
+  subjectTurn(outcome: 'taken' | 'given_up', seconds: number): void {
+    this.turns.observe({ outcome }, seconds);
   }
 }
 
