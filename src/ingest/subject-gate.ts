@@ -107,7 +107,7 @@ export class SubjectGate {
     // A write that spent its wait here still gets a moment for a turn nobody holds.
     const left = Math.max(50, deadline - this.now());
     const hold = await this.across.turns.hold(keys, left, this.across.holdMs);
-    if (!hold) throw this.refusal('projected by another API process');
+    if (!hold) throw this.refusal('projected', ' through another API process');
     return hold;
   }
 
@@ -133,9 +133,9 @@ export class SubjectGate {
     }
   }
 
-  private refusal(what: string) {
+  private refusal(what: 'decided' | 'projected', where = '') {
     return refused(
-      `an earlier write about the same subject was not ${what} within ${this.maxWaitMs} ms`,
+      `an earlier write about the same subject${where} was not ${what} within ${this.maxWaitMs} ms`,
       Math.min(5_000, Math.max(100, Math.round(this.maxWaitMs / 4))),
       { subjectWaitMs: this.maxWaitMs },
     );
