@@ -2,17 +2,14 @@ import { readableWherever } from '../domain/access.ts';
 import { admit, type AdmissionPolicy } from '../domain/admission.ts';
 import {
   decidePropose,
-  entityIdFor,
   envelope,
   privateEntityIdFor,
   receiptKey,
   type DecideContext,
   type EntityRef,
   type ProposeCommand,
-  type ResolvedEntity,
 } from '../domain/commands.ts';
-import { badInput } from '../domain/errors.ts';
-import type { EmbeddingCache, LedgerEvent } from '../domain/events.ts';
+import type { LedgerEvent } from '../domain/events.ts';
 import {
   Statement,
   type RecordClass,
@@ -24,7 +21,7 @@ import { thresholdsFor, type CosineThresholds } from '../domain/similarity.ts';
 import { dot } from '../ports/embedder.ts';
 import type { EntityFacts, RelatedCandidate } from '../ports/graph.ts';
 import { scoreConfidence, sourceTrust } from './assess.ts';
-import { mayMerge } from '../domain/identifiers.ts';
+import { embeddingCache, refName, resolveAbout, type Resolution } from './plan-entities.ts';
 import { classify, type RelateCandidate } from './relate.ts';
 import { subjectKeyOf } from '../domain/subject-key.ts';
 
@@ -96,13 +93,6 @@ export const RELATE_K = 8;
 export const embedText = (dr: Draft): string =>
   dr.class === OBSERVATION ? `${dr.statement.subject}: ${dr.statement.text}` : dr.statement.text;
 
-/** The name an entity reference is resolved and embedded by. */
-export const refName = (ref: EntityRef): string => ref.alias ?? ref.externalId ?? '';
-
-/** One reference's identity within a request: the same type, name and id resolve once. */
-export const refKey = (ref: EntityRef): string =>
-  `${ref.type ?? ''}\u0000${refName(ref).toLowerCase()}\u0000${ref.id ?? ''}`;
-
 /** The quality gate and the statement's shape: which drafts go on, and why the others were refused. */
 export function gate(
   drafts: readonly Draft[],
@@ -135,16 +125,6 @@ type Fresh = RelateCandidate & {
   subjectKey: string;
   sensitivity: Sensitivity;
 };
-
-/** How an entity reference resolved: an existing entity, or a new one (its id when not the default). */
-interface Resolution {
-  readonly existingId?: string;
-  readonly newId?: string;
-  readonly sameAs?: SameAs;
-}
-
-/** A tentative SAME_AS from a new entity to its nearest existing one, for review. */
-type SameAs = { entityId: string; confidence: number };
 
 /** The events of a request's drafts (decided in order). */
 export function plan(input: PlanInput, facts: PlanFacts): LedgerEvent[] {
@@ -233,7 +213,8 @@ function propose(
   resolvedSoFar: Map<string, Resolution>,
 ): LedgerEvent[] {
   const { ctx, cmd } = input;
-  const { resolved, sameAs, entityEmbeddings } = resolveAbout(input, dr, facts, resolvedSoFar, d.th);
+  const req = { ctx, modelId: input.modelId, ownId: (ref: EntityRef) => ownEntityId(input, ref) };
+  const { resolved, sameAs, entityEmbeddings } = resolveAbout(req, dr.about, facts, resolvedSoFar, d.th);
   const status = admission(input, dr, d.confidence);
   return decidePropose(ctx, proposeCommand(cmd, dr), resolved, {
     status: status.status,
@@ -258,45 +239,6 @@ function propose(
     // All events of one request carry its hash (not the per-statement command's): its receipts and ids.
     commandHash: input.hash,
   });
-}
-
-const embeddingCache = (modelId: string, v: Float32Array | undefined): EmbeddingCache | null =>
-  v ? { modelId, vector: [...v] } : null;
-
-/** The draft's entity references resolved (reusing and extending `resolvedSoFar`), with what new ones carry. */
-function resolveAbout(
-  input: PlanInput,
-  dr: Draft,
-  facts: PlanFacts,
-  resolvedSoFar: Map<string, Resolution>,
-  th: CosineThresholds,
-): {
-  resolved: ResolvedEntity[];
-  sameAs: Map<string, SameAs>;
-  entityEmbeddings: Map<string, EmbeddingCache>;
-} {
-  const { ctx } = input;
-  const resolved: ResolvedEntity[] = [];
-  const sameAs = new Map<string, SameAs>();
-  const entityEmbeddings = new Map<string, EmbeddingCache>();
-  for (const ref of dr.about) {
-    const key = refKey(ref);
-    const r =
-      resolvedSoFar.get(key) ??
-      resolveEntity(ctx, ref, facts.entities.get(key), th, () => ownEntityId(input, ref));
-    resolvedSoFar.set(key, r);
-    resolved.push({ ref, existingId: r.existingId, newId: r.newId });
-    const name = refName(ref);
-    if (!r.existingId && name) {
-      const id = r.newId ?? entityIdFor(ctx.principal.tenant, ref.type, name);
-      const v = embeddingCache(input.modelId, facts.nameVectors.get(name));
-      if (v) entityEmbeddings.set(id, v);
-      if (r.sameAs) sameAs.set(id, r.sameAs);
-      // Later drafts in this request find the entity as existing.
-      resolvedSoFar.set(key, { existingId: id });
-    }
-  }
-  return { resolved, sameAs, entityEmbeddings };
 }
 
 /** The admission policy's status for the draft, or CANDIDATE when the writer asked for review. */
@@ -344,38 +286,4 @@ function proposeCommand(cmd: PlanCommand, dr: Draft): ProposeCommand {
     ...(cmd.derivedFrom?.length ? { derivedFrom: [...cmd.derivedFrom] } : {}),
     ext: { ...dr.ext },
   };
-}
-
-/**
- * Resolve an entity reference among the entities the writer may see: exact id, external id or alias,
- * then the nearest neighbour; below the merge threshold a new entity with a tentative SAME_AS. An entity
- * the writer cannot see is never merged into, linked to or named, and an id it cannot see is refused
- * exactly like one that does not exist. A new entity's id is the deterministic one of (tenant, type,
- * name), so that writers converge — unless an entity the writer may not see already has it: creating
- * "the same" entity would merge into it and show the writer its aliases and external ids through the
- * writer's own record. The writer then gets an entity of its own, `ownId()` (one per request and name),
- * recorded in the event.
- */
-export function resolveEntity(
-  ctx: DecideContext,
-  ref: EntityRef,
-  facts: EntityFacts | undefined,
-  th: Pick<CosineThresholds, 'entityMerge' | 'entitySameAs'>,
-  ownId: () => string,
-): Resolution {
-  if (facts?.exact) return { existingId: facts.exact.id };
-  if (ref.id) throw badInput(`no entity with id ${ref.id}`);
-  const best = facts?.nearest ?? null;
-  const sameType = !ref.type || !best?.type || ref.type === best.type;
-  if (best && best.cosine >= th.entityMerge && sameType && mayMerge(refName(ref), best))
-    return { existingId: best.id };
-  const sameAs =
-    best && best.cosine >= th.entitySameAs
-      ? { sameAs: { entityId: best.id, confidence: Math.round(best.cosine * 1000) / 1000 } }
-      : {};
-  if (!facts?.defaultIdTaken) return sameAs;
-  // A visible one the alias lookup missed (e.g. the type spelled in another case): converge on it.
-  if (facts.defaultIdVisible)
-    return { ...sameAs, existingId: entityIdFor(ctx.principal.tenant, ref.type, refName(ref)) };
-  return { ...sameAs, newId: ownId() };
 }

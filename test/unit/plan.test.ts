@@ -4,7 +4,8 @@ import { entityIdFor, type DecideContext, type EntityRef } from '../../src/domai
 import type { EventOf, LedgerEvent } from '../../src/domain/events.ts';
 import type { EntityState } from '../../src/domain/fold.ts';
 import type { Principal } from '../../src/domain/principal.ts';
-import { gate, plan, refKey, type Draft, type PlanFacts } from '../../src/ingest/plan.ts';
+import { gate, plan, type Draft, type PlanFacts } from '../../src/ingest/plan.ts';
+import { refKey } from '../../src/ingest/plan-entities.ts';
 import type { EntityFacts, RelatedCandidate } from '../../src/ports/graph.ts';
 
 /*
