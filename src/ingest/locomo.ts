@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseSessionDate } from './normalize.ts';
+import { parseSessionDate } from './session-date.ts';
 
 /**
  * The LoCoMo benchmark's conversations (Maharana et al., ACL 2024; CC BY-NC 4.0) as Muninn episodes:

@@ -1,5 +1,6 @@
 /**
- * Normalize — stage 4 of the ingest pipeline: canonical wording and time expressions.
+ * Normalize — stage 4 of the ingest pipeline: canonical wording and time expressions (their calendar and
+ * words: time-vocabulary.ts; LoCoMo's session timestamps: session-date.ts).
  *
  * Pure: no clock, no randomness, no I/O. The only notion of "now" is the anchor the caller passes in,
  * which is the episode's `occurredAt` (never the ingest time), so re-ingesting an old transcript resolves
@@ -42,6 +43,27 @@
  */
 import { badInput } from '../domain/errors.ts';
 import type { TimeSource } from '../domain/model.ts';
+import {
+  DAY_MS,
+  dayPeriod,
+  dayStart,
+  MON,
+  MONTH_FULL,
+  monthOf,
+  monthPeriod,
+  nearest,
+  NUM,
+  ORD,
+  parseCount,
+  shifted,
+  UNIT,
+  validDate,
+  WEEKDAYS,
+  yearFrom,
+  yearPeriod,
+  type Period,
+  type Unit,
+} from './time-vocabulary.ts';
 
 // ---------------------------------------------------------------------------------------------------------
 // Canonical text
@@ -78,150 +100,6 @@ export function canonicalText(s: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Calendar helpers (UTC, epoch milliseconds)
-// ---------------------------------------------------------------------------------------------------------
-
-const DAY_MS = 86_400_000;
-
-interface Period {
-  from: number;
-  to: number;
-}
-
-const dayStart = (ms: number): number => Math.floor(ms / DAY_MS) * DAY_MS;
-const utc = (y: number, m: number, d = 1): number => Date.UTC(y, m, d);
-/** Monday 00:00Z of the ISO week containing `ms`. */
-const weekStart = (ms: number): number => {
-  const d = dayStart(ms);
-  return d - ((new Date(d).getUTCDay() + 6) % 7) * DAY_MS;
-};
-
-const dayPeriod = (d: number): Period => ({ from: d, to: d + DAY_MS });
-const weekPeriod = (w: number): Period => ({ from: w, to: w + 7 * DAY_MS });
-const weekendPeriod = (w: number): Period => ({ from: w + 5 * DAY_MS, to: w + 7 * DAY_MS });
-const monthPeriod = (y: number, m: number): Period => ({ from: utc(y, m), to: utc(y, m + 1) });
-const yearPeriod = (y: number): Period => ({ from: utc(y, 0), to: utc(y + 1, 0) });
-
-/** A calendar date, or null when it does not exist (31 February). Months are 0-based. */
-function validDate(y: number, m: number, d: number): number | null {
-  if (m < 0 || m > 11 || d < 1 || d > 31) return null;
-  const t = utc(y, m, d);
-  const back = new Date(t);
-  // Date.UTC maps years 0..99 to 1900..1999; such years are not plausible here anyway.
-  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== m || back.getUTCDate() !== d) return null;
-  return t;
-}
-
-type Unit = 'day' | 'week' | 'weekend' | 'month' | 'year';
-
-/** The period of `unit` containing the anchor, shifted by n units. */
-function shifted(anchor: number, unit: Unit, n: number): Period {
-  const a = new Date(anchor);
-  switch (unit) {
-    case 'day':
-      return dayPeriod(dayStart(anchor) + n * DAY_MS);
-    case 'week':
-      return weekPeriod(weekStart(anchor) + n * 7 * DAY_MS);
-    case 'weekend':
-      return weekendPeriod(weekStart(anchor) + n * 7 * DAY_MS);
-    case 'month':
-      return monthPeriod(a.getUTCFullYear(), a.getUTCMonth() + n);
-    case 'year':
-      return yearPeriod(a.getUTCFullYear() + n);
-  }
-}
-
-/** Among the same month/date in nearby years, the one nearest the anchor; future wins a tie. */
-function nearest(anchor: number, candidates: readonly number[]): number | null {
-  let best: number | null = null;
-  let bestDist = Infinity;
-  for (const c of candidates) {
-    const dist = Math.abs(c - anchor);
-    if (dist < bestDist || (dist === bestDist && best !== null && c > best)) {
-      best = c;
-      bestDist = dist;
-    }
-  }
-  return best;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Vocabulary
-// ---------------------------------------------------------------------------------------------------------
-
-const MONTHS: Readonly<Record<string, number>> = {
-  january: 0,
-  jan: 0,
-  february: 1,
-  feb: 1,
-  march: 2,
-  mar: 2,
-  april: 3,
-  apr: 3,
-  may: 4,
-  june: 5,
-  jun: 5,
-  july: 6,
-  jul: 6,
-  august: 7,
-  aug: 7,
-  september: 8,
-  sept: 8,
-  sep: 8,
-  october: 9,
-  oct: 9,
-  november: 10,
-  nov: 10,
-  december: 11,
-  dec: 11,
-};
-const MONTH_FULL = 'january|february|march|april|may|june|july|august|september|october|november|december';
-const MONTH_ANY = `${MONTH_FULL}|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec`;
-/** Month name, optionally abbreviated with a dot. */
-const MON = `(${MONTH_ANY})\\.?`;
-
-const WEEKDAYS: Readonly<Record<string, number>> = {
-  monday: 0,
-  tuesday: 1,
-  wednesday: 2,
-  thursday: 3,
-  friday: 4,
-  saturday: 5,
-  sunday: 6,
-};
-
-const NUMBER_WORDS: Readonly<Record<string, number>> = {
-  a: 1,
-  an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  eleven: 11,
-  twelve: 12,
-};
-const NUM =
-  '(a\\s+couple\\s+of|a\\s+few|\\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|an|a)';
-const UNIT = '(day|week(?:end)?|month|year)s?';
-const ORD = '(?:st|nd|rd|th)?';
-
-function parseCount(s: string): number | null {
-  const w = s.toLowerCase().replace(/\s+/g, ' ');
-  if (w === 'a couple of') return 2;
-  if (w === 'a few') return 3;
-  if (/^\d+$/.test(w)) return Number(w);
-  return NUMBER_WORDS[w] ?? null;
-}
-
-const monthOf = (s: string | undefined): number | null => MONTHS[(s ?? '').toLowerCase()] ?? null;
-
-// ---------------------------------------------------------------------------------------------------------
 // Rules
 // ---------------------------------------------------------------------------------------------------------
 
@@ -239,11 +117,6 @@ const stated = (p: Period | null): Resolved | null => (p ? { ...p, source: 'STAT
 const inferred = (p: Period | null): Resolved | null => (p ? { ...p, source: 'INFERRED' } : null);
 
 const rx = (source: string): RegExp => new RegExp(source, 'gi');
-
-function yearFrom(s: string | undefined): number | null {
-  const y = Number(s);
-  return Number.isInteger(y) && y >= 1000 && y <= 9999 ? y : null;
-}
 
 function absoluteDay(y: string | undefined, m: number | null, d: string | undefined): Period | null {
   const year = yearFrom(y);
@@ -457,52 +330,4 @@ export function resolveTime(expr: string | null, anchorIso: string): ResolvedTim
     validTo: new Date(resolved.to).toISOString(),
     timeSource: resolved.source,
   };
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Session timestamps
-// ---------------------------------------------------------------------------------------------------------
-
-const SESSION_TIME_RE = /^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*(am|pm|a\.m\.|p\.m\.)?\s*(?:on\s+|,\s*)?/i;
-const SESSION_DATES: readonly RegExp[] = [
-  /^(\d{4})-(\d{1,2})-(\d{1,2})$/,
-  new RegExp(`^(\\d{1,2})${ORD}\\s+(?:of\\s+)?${MON},?\\s+(\\d{4})$`, 'i'),
-  new RegExp(`^${MON}\\s+(\\d{1,2})${ORD},?\\s+(\\d{4})$`, 'i'),
-];
-
-/**
- * LoCoMo-style session timestamps ("1:56 pm on 8 May, 2023", "10:37 am on 27 June, 2023") → ISO UTC.
- * The time is optional (midnight when absent); 12 am is midnight, 12 pm is noon; without am/pm the hour is
- * read as 24-hour. Null when the string is not such a timestamp or names an impossible date or time.
- */
-export function parseSessionDate(s: string): string | null {
-  let rest = canonicalText(s);
-  let hours = 0;
-  let minutes = 0;
-  let seconds = 0;
-  const t = SESSION_TIME_RE.exec(rest);
-  if (t) {
-    hours = Number(t[1]);
-    minutes = Number(t[2]);
-    seconds = t[3] === undefined ? 0 : Number(t[3]);
-    const meridiem = t[4]?.toLowerCase().replace(/\./g, '');
-    if (meridiem) {
-      if (hours < 1 || hours > 12) return null;
-      hours = (hours % 12) + (meridiem === 'pm' ? 12 : 0);
-    }
-    if (hours > 23 || minutes > 59 || seconds > 59) return null;
-    rest = rest.slice(t[0].length).trim();
-  }
-  let day: number | null = null;
-  for (const [i, re] of SESSION_DATES.entries()) {
-    const m = re.exec(rest);
-    if (!m) continue;
-    if (i === 0) day = validDate(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-    else if (i === 1)
-      day = yearFrom(m[3]) === null ? null : validDate(Number(m[3]), monthOf(m[2]) ?? -1, Number(m[1]));
-    else day = yearFrom(m[3]) === null ? null : validDate(Number(m[3]), monthOf(m[1]) ?? -1, Number(m[2]));
-    break;
-  }
-  if (day === null) return null;
-  return new Date(day + ((hours * 60 + minutes) * 60 + seconds) * 1000).toISOString();
 }

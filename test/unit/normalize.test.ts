@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMuninnError } from '../../src/domain/errors.ts';
-import {
-  canonicalText,
-  findTimeExpression,
-  parseSessionDate,
-  resolveTime,
-} from '../../src/ingest/normalize.ts';
+import { canonicalText, findTimeExpression, resolveTime } from '../../src/ingest/normalize.ts';
+import { parseSessionDate } from '../../src/ingest/session-date.ts';
 
 /** A Monday afternoon: the first LoCoMo session timestamp. */
 const ANCHOR = '2023-05-08T13:56:00Z';
