@@ -184,6 +184,7 @@ export async function buildServices(
       config.http.overload.maxBusy < 1 ? processLoopBusy().utilisation : undefined,
     ),
     subjects: subjectGate(config, store, waiter, telemetry),
+    telemetry,
   });
   const recall = new RecallService({
     store: store.arms,

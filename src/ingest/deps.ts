@@ -6,6 +6,7 @@ import type { Extractor } from '../ports/extractor.ts';
 import type { IngestLookups } from '../ports/graph.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
+import type { Telemetry } from '../ports/telemetry.ts';
 import type { WriteBudget } from './budget.ts';
 import type { OverloadGuard } from './overload.ts';
 import type { SubjectGate } from './subject-gate.ts';
@@ -36,6 +37,8 @@ export interface WriteDeps {
   readonly overload: OverloadGuard;
   /** One decision at a time per subject, each on a graph that holds the one before (subject-gate.ts). */
   readonly subjects: SubjectGate;
+  /** Where each write's stage times go (muninn_write_stage_duration_seconds). */
+  readonly telemetry: Pick<Telemetry, 'write'>;
 }
 
 /** What every command uses: screening, the policy check, its receipts, and the commit (append + await). */

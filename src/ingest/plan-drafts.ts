@@ -27,6 +27,7 @@ export async function planDrafts(
 ): Promise<Planned> {
   const { kept, refused } = gate(drafts, d.admission.gates);
   const facts = await gather(d, scope, cmd.namespace, kept, times);
+  const t0 = performance.now();
   const events = plan(
     {
       ctx,
@@ -40,6 +41,7 @@ export async function planDrafts(
     },
     facts,
   );
+  times.add('decide', performance.now() - t0);
   return { events, refused: refused.map(refusal) };
 }
 

@@ -11,7 +11,7 @@ import { relate } from './commands/relate.ts';
 import { rollback, type RollbackReceipt } from './commands/rollback.ts';
 import type { WriteReceipt } from './receipts.ts';
 import type { WriteDeps } from './deps.ts';
-import type { StageTimes } from './stage-times.ts';
+import { StageTimes } from './stage-times.ts';
 
 export type { WriteReceipt } from './receipts.ts';
 export type { WriteDeps } from './deps.ts';
@@ -27,20 +27,21 @@ export { StageTimes } from './stage-times.ts';
  * screen → check → gather (gather.ts) → decide (plan.ts, pure) → commit (commit.ts).
  */
 export class WriteService {
-  /** The stage times of the latest episode (for the ingest benchmark). */
-  lastTimes: StageTimes | undefined;
-
   constructor(private readonly d: WriteDeps) {}
 
-  propose(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
-    return this.d.overload.run(() => propose(this.d, principal, input, wait));
+  async propose(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt> {
+    const times = new StageTimes();
+    const receipt = await this.d.overload.run(() => propose(this.d, principal, input, wait, times));
+    // Only a write that reached the ledger: a refusal or a repeat has no append to time.
+    if ('append' in times.ms) this.d.telemetry.write('propose', times.ms);
+    return receipt;
   }
 
   async ingestEpisode(principal: Principal, input: unknown, wait: boolean): Promise<WriteReceipt[]> {
     const { receipts, times } = await this.d.overload.run(() =>
       ingestEpisode(this.d, principal, input, wait),
     );
-    if (times) this.lastTimes = times;
+    if (times && 'append' in times.ms) this.d.telemetry.write('episode', times.ms);
     return receipts;
   }
 

@@ -11,6 +11,11 @@ export interface Telemetry {
   graphql(operation: string, code: string, seconds: number): void;
   /** One recall: its recipe and each stage's milliseconds (embed, lexical, vector, graph, fuse, …). */
   recall(recipe: string, stagesMs: Readonly<Record<string, number>>): void;
+  /**
+   * One write that reached the ledger: its command (propose, episode) and each stage's milliseconds
+   * (check, turn, extract, embed, lookup, decide, append, await).
+   */
+  write(command: string, stagesMs: Readonly<Record<string, number>>): void;
   /** One call to the embedder: how many texts, and seconds. */
   embedBatch(size: number, seconds: number): void;
   /** Events the projector set aside to the dead-letter topic. */
@@ -22,6 +27,7 @@ export interface Telemetry {
 export const noTelemetry: Telemetry = {
   graphql: () => undefined,
   recall: () => undefined,
+  write: () => undefined,
   embedBatch: () => undefined,
   deadLettered: () => undefined,
   subjectTurn: () => undefined,

@@ -1,6 +1,6 @@
 // npm run bench:ingest — turns/s and records/s through `ingestEpisode` (GraphQL, loopback) with the default
 // extractor and the local embedder, over LoCoMo sessions (../shared/eval/locomo/), and where the time goes
-// (screen, extract, embed, resolve, relate, append, await). Prints figures; asserts nothing.
+// (check, extract, turn, embed, lookup, decide, append, await). Prints figures; asserts nothing.
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { PassThrough } from 'node:stream';

@@ -65,6 +65,28 @@ describe('metrics', () => {
     ).toBeGreaterThanOrEqual(1);
   });
 
+  it("a write's stages, once per write that reached the ledger: a repeat or a refusal adds none", async () => {
+    const stages = ['check', 'turn', 'embed', 'lookup', 'decide', 'append', 'await'];
+    const count = (text: string, stage: string) =>
+      sample(text, 'muninn_write_stage_duration_seconds_count', { command: 'propose', stage }) ?? 0;
+    const before = await scrape();
+    const input = proposal({ await: true });
+    const first = await app.gql(token, PROPOSE, { input });
+    expect(first.errors).toBeUndefined();
+    const after = await scrape();
+    for (const stage of stages) expect(count(after, stage) - count(before, stage), stage).toBe(1);
+    const repeat = await app.gql(token, PROPOSE, { input });
+    expect(repeat.errors).toBeUndefined();
+    // The quality gate refuses a one-character statement after its check and turn: nothing reached the ledger.
+    const short = proposal();
+    const gated = await app.gql<{ propose: { outcome: string } }>(token, PROPOSE, {
+      input: { ...short, statement: { ...(short['statement'] as object), text: 'x' } },
+    });
+    expect(gated.data?.propose.outcome).toBe('REJECTED');
+    const again = await scrape();
+    for (const stage of stages) expect(count(again, stage), stage).toBe(count(after, stage));
+  });
+
   it('recall stages per recipe and embedder batch sizes', async () => {
     const r = await app.gql(token, RECALL, {
       input: { query: 'which service uses postgres', namespace: 'acme', purpose: 'test', recipe: 'hybrid' },

@@ -43,6 +43,13 @@ export class PrometheusTelemetry implements Telemetry {
     buckets: SECONDS,
     registers: [this.registry],
   });
+  private readonly writeStages = new Histogram({
+    name: 'muninn_write_stage_duration_seconds',
+    help: 'Writes that reached the ledger, per command and stage (check, turn, extract, embed, lookup, decide, append, await)',
+    labelNames: ['command', 'stage'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
   private readonly batches = new Histogram({
     name: 'muninn_embedding_batch_size',
     help: 'Texts per call to the embedder',
@@ -116,6 +123,11 @@ export class PrometheusTelemetry implements Telemetry {
 
   recall(recipe: string, stagesMs: Readonly<Record<string, number>>): void {
     for (const [stage, ms] of Object.entries(stagesMs)) this.stages.observe({ recipe, stage }, ms / 1000);
+  }
+
+  write(command: string, stagesMs: Readonly<Record<string, number>>): void {
+    for (const [stage, ms] of Object.entries(stagesMs))
+      this.writeStages.observe({ command, stage }, ms / 1000);
   }
 
   embedBatch(size: number, seconds: number): void {

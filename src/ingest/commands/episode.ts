@@ -33,14 +33,14 @@ export async function ingestEpisode(
   wait: boolean,
 ): Promise<{ receipts: WriteReceipt[]; times: StageTimes | null }> {
   const times = new StageTimes();
-  const tScreen = performance.now();
+  const t0 = performance.now();
   const screened = screenOf(d, 'ingestEpisode', parseCommand(EpisodeCommand, input, 100_000));
   const cmd = screened.value;
-  times.add('screen', performance.now() - tScreen);
   const access = await d.policy.writeAccess(principal, cmd.namespace);
   const hash = commandHash('episode', cmd);
   const key = receiptKey(principal, cmd.idempotencyKey);
   const prior = await d.store.receipt(principal.tenant, key);
+  times.add('check', performance.now() - t0); // screen, access, receipt
   if (prior) {
     if (prior.commandHash !== hash) throw idempotencyConflict(key);
     return { receipts: await episodeReceipts(d, principal.tenant, key, [], null, null), times: null };
@@ -63,10 +63,12 @@ export async function ingestEpisode(
   const grouped = { ...cmd, changesetId: cmd.changesetId ?? `episode:${episodeId}` };
   const log = { op: 'ingestEpisode', tenant: principal.tenant };
   // Decided and committed with the episode's subjects held (subject-gate.ts).
+  const asked = performance.now();
   const { receipt, planned, refusals } = await d.subjects.around(
     principal.tenant,
     relatableSubjects(drafts),
     async () => {
+      times.add('turn', performance.now() - asked);
       const planned = await planDrafts(d, ctx, scope, grouped, hash, drafts, episodeId, '#stmt:', times);
       const events = [episodeEvent, ...planned.events];
       charge(d, principal, cmd.namespace, events.length);

@@ -8,15 +8,22 @@ import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
 import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
 import type { WriteReceipt } from '../receipts.ts';
+import type { StageTimes } from '../stage-times.ts';
 import { planDrafts, relatableSubjects } from '../plan-drafts.ts';
 
-/** propose: one statement from a writer → screen → check → gather → decide (plan.ts) → commit. */
+/**
+ * propose: one statement from a writer → screen → check → gather → decide (plan.ts) → commit. `times`
+ * gets each stage's milliseconds: check (screen, access, receipt), turn (the subject's), and gather's,
+ * decide's and commit's own.
+ */
 export async function propose(
   d: CommandDeps & Pick<WriteDeps, 'budget' | 'embedder' | 'admission' | 'maxTextChars' | 'subjects'>,
   principal: Principal,
   input: unknown,
   wait: boolean,
+  times: StageTimes,
 ): Promise<WriteReceipt> {
+  const t0 = performance.now();
   const screened = screenOf(d, 'propose', parseCommand(ProposeCommand, input, d.maxTextChars));
   const cmd = screened.value;
   const access = await d.policy.writeAccess(principal, cmd.namespace);
@@ -46,10 +53,13 @@ export async function propose(
   };
   const scope = access.readScope(cmd.purpose);
   const ctx = contextOf(d, principal);
+  const asked = performance.now();
+  times.add('check', asked - t0);
   return d.subjects.around(principal.tenant, relatableSubjects([draft]), async () => {
-    const planned = await planDrafts(d, ctx, scope, cmd, hash, [draft], null, '');
+    times.add('turn', performance.now() - asked);
+    const planned = await planDrafts(d, ctx, scope, cmd, hash, [draft], null, '', times);
     if (planned.refused.length) return planned.refused[0]!;
     charge(d, principal, cmd.namespace, planned.events.length);
-    return commit(d, principal, key, hash, planned.events, wait);
+    return commit(d, principal, key, hash, planned.events, wait, undefined, times);
   });
 }
