@@ -25,6 +25,7 @@ import { freePort, spawnServe, waitReady } from '../support/processes.ts';
 import { cpuShare } from './cpu-share.ts';
 import { benchRebuild } from './rebuild-phase.ts';
 import { unboundedBudgetsPolicy } from './support.ts';
+import { scrapeStages, stageMeans } from './write-stages.ts';
 
 const suffix = randomUUID().slice(0, 8);
 const stateDir = mkdtempSync(join(tmpdir(), 'muninn-bench-'));
@@ -46,16 +47,29 @@ const shared = {
   MUNINN_DLQ_TOPIC: `muninn.bench.${suffix}.dlq`,
   MUNINN_PROJECTOR_GROUP: `bench-${suffix}`,
 };
-const config = load({ ...process.env, ...shared, MUNINN_PORT: '0', MUNINN_ROLE: SPLIT ? 'api' : 'all' });
-await ensureDevKeys(stateDir);
 const SERVER = process.env['BENCH_SERVER'] !== 'inline';
 // BENCH_API_PROCESSES=n: n servers (each `all`, or `api` beside the projector process), the client's
 // calls spread over them in turn — one process's event loop is one core, and the machine has more.
 const API_PROCESSES = SERVER ? Math.max(1, Number(process.env['BENCH_API_PROCESSES'] ?? 1)) : 1;
+// Each API process serves its Prometheus figures on a port of its own: the writes' stages are read there.
+const metricsPorts = await Promise.all(Array.from({ length: API_PROCESSES }, () => freePort()));
+const metricsUrls = metricsPorts.map((p) => `http://127.0.0.1:${p}/metrics`);
+const config = load({
+  ...process.env,
+  ...shared,
+  MUNINN_PORT: '0',
+  MUNINN_ROLE: SPLIT ? 'api' : 'all',
+  ...(SERVER ? {} : { MUNINN_METRICS_PORT: String(metricsPorts[0]) }),
+});
+await ensureDevKeys(stateDir);
 const serverPorts = SERVER ? await Promise.all(Array.from({ length: API_PROCESSES }, () => freePort())) : [];
 const m = SERVER ? null : await startMuninn(config, silentLogger);
-const servers = serverPorts.map((port) =>
-  spawnServe(SPLIT ? 'api' : 'all', { ...shared, MUNINN_PORT: String(port) }, 'ignore'),
+const servers = serverPorts.map((port, i) =>
+  spawnServe(
+    SPLIT ? 'api' : 'all',
+    { ...shared, MUNINN_PORT: String(port), MUNINN_METRICS_PORT: String(metricsPorts[i]) },
+    'ignore',
+  ),
 );
 const projector = SPLIT
   ? spawnServe('projector', { ...shared, MUNINN_PORT: String(await freePort()) }, 'ignore')
@@ -211,9 +225,14 @@ async function lagAt(
   achieved: number;
   p50: number;
   p99: number;
+  /** Of the lag: send → answer, and answer → applied. */
+  answered: { p50: number; p99: number };
+  applied: { p50: number; p99: number };
 }> {
-  const pending: Array<{ partition: number; offset: bigint; sentAt: number }> = [];
+  const pending: Array<{ partition: number; offset: bigint; sentAt: number; answeredAt: number }> = [];
   const lags: number[] = [];
+  const toAnswer: number[] = [];
+  const toApply: number[] = [];
   let polling = true;
   const poller = (async () => {
     while (polling || pending.length) {
@@ -225,6 +244,8 @@ async function lagAt(
         const p = pending[i]!;
         if ((cps.get(p.partition) ?? -1n) >= p.offset) {
           lags.push(now - p.sentAt);
+          toAnswer.push(p.answeredAt - p.sentAt);
+          toApply.push(now - p.answeredAt);
           pending.splice(i, 1);
         }
       }
@@ -246,7 +267,7 @@ async function lagAt(
       propose().then(
         ({ position, sentAt }) => {
           const [p, o] = position.split(':');
-          pending.push({ partition: Number(p), offset: BigInt(o!), sentAt });
+          pending.push({ partition: Number(p), offset: BigInt(o!), sentAt, answeredAt: performance.now() });
         },
         (e: { code?: string; ms?: number; rule?: string }) => {
           if (e.code === 'RATE_LIMITED') {
@@ -272,6 +293,8 @@ async function lagAt(
     achieved: (total - failed - refused) / elapsed,
     p50: pct(lags, 50),
     p99: pct(lags, 99),
+    answered: { p50: pct(toAnswer, 50), p99: pct(toAnswer, 99) },
+    applied: { p50: pct(toApply, 50), p99: pct(toApply, 99) },
   };
 }
 
@@ -320,7 +343,9 @@ if (m)
   };
 const written0 = seq;
 const cpu = cpuShare(new URL('../../', import.meta.url).pathname, serverPids);
+const loopStages0 = await scrapeStages(metricsUrls);
 const tput = await throughput(SECONDS, CALLERS);
+const loopStages = stageMeans(loopStages0, await scrapeStages(metricsUrls));
 const writes = Math.max(1, seq - written0);
 const cpuUsed = cpu({ count: Math.round(tput * SECONDS), what: 'admitted write' });
 if (m) m.store.db.observer = undefined;
@@ -334,6 +359,7 @@ console.log(
     `= ${Math.round((100 * tput) / modelRate)} % of the embedder's rate (${refusedInLoop} refusals waited out: ${byRule(loopRules)})`,
 );
 console.log(`  during the loop, ${cpuUsed}`);
+console.log(`  the server's stages of its writes, mean ms: ${loopStages}`);
 console.log(
   `the floor, { __typename } from the same ${CALLERS} callers, closed loop: ${Math.round(floorRate)} requests/s ` +
     `(no write can go faster here); ${floorCpu}`,
@@ -383,12 +409,17 @@ async function outcomes(): Promise<string> {
 
 for (const rate of rates) {
   console.log(`  (the projection caught up in ${(await drain()).toFixed(0)} ms before this phase)`);
+  const before = await scrapeStages(metricsUrls);
   const r = await lagAt(rate, SECONDS);
+  const stages = stageMeans(before, await scrapeStages(metricsUrls));
   console.log(
     `at ${rate} writes/s offered: ${Math.round(r.achieved)} writes/s admitted, ${r.refused} refused (RATE_LIMITED: ${r.rules}; ` +
       `answered in p50 ${r.refusedP50.toFixed(1)} ms, p99 ${r.refusedP99.toFixed(1)} ms), ${r.failed} failed otherwise; ` +
-      `projection lag of admitted writes (from send) p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms`,
+      `projection lag of admitted writes (from send) p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms ` +
+      `(send → answer p50 ${r.answered.p50.toFixed(1)} / p99 ${r.answered.p99.toFixed(1)} ms, ` +
+      `answer → applied p50 ${r.applied.p50.toFixed(1)} / p99 ${r.applied.p99.toFixed(1)} ms)`,
   );
+  console.log(`  the server's stages of those writes, mean ms: ${stages}`);
 }
 await m?.stop();
 for (const child of [...servers, projector]) {
