@@ -206,13 +206,11 @@ function subjectGate(
   waiter: ProjectionWaiter,
   telemetry: Telemetry,
 ): SubjectGate {
-  const across = config.http.subjectTurns === 'graph';
-  const turns = measuredTurns(store.turns, telemetry);
-  return new SubjectGate(
-    waiter,
-    config.http.overload.maxLagMs,
-    across ? { turns, holdMs: config.http.awaitTimeoutMs } : undefined,
-  );
+  const across =
+    config.http.subjectTurns === 'graph'
+      ? { turns: measuredTurns(store.turns, telemetry), holdMs: config.http.awaitTimeoutMs }
+      : undefined;
+  return new SubjectGate(waiter, config.http.overload.maxLagMs, across);
 }
 
 /** The audit trail's MAC key: MUNINN_AUDIT_KEY, or (outside production) a dev key kept in the state dir. */
