@@ -183,6 +183,22 @@ describe('namespace grants', () => {
     expect(all.data!.grants.find((g) => g.id === gid)?.revokedAt).toBeTruthy();
   });
 
+  it('a writer whose grant was revoked is FORBIDDEN to repeat its proposal or reuse its key: no receipt is shown', async () => {
+    const gid = await grant('frank', 'acme/f', 'RESTRICTED');
+    const frank = await app.token({ tenant, sub: 'frank', scopes: ['read', 'write'] });
+    const input = proposal({ namespace: 'acme/f', await: true });
+    const first = await app.gql<{ propose: { outcome: string } }>(frank, PROPOSE, { input });
+    expect(first.errors).toBeUndefined();
+    expect(first.data!.propose.outcome).toBe('ADMITTED');
+    const v = await app.gql(admin, REVOKE, { input: { grantId: gid, reason: 'left the team' } });
+    expect(v.errors).toBeUndefined();
+    const repeat = await app.gql(frank, PROPOSE, { input });
+    expect(repeat.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+    const other = proposal({ namespace: 'acme/f', idempotencyKey: input['idempotencyKey'] });
+    const reused = await app.gql(frank, PROPOSE, { input: other });
+    expect(reused.errors?.[0]?.extensions?.['code']).toBe('FORBIDDEN');
+  });
+
   it('writing outside every grant is FORBIDDEN and appends nothing', async () => {
     const t = await app.token({ tenant, sub: 'alice', scopes: ['read', 'write'] });
     const key = `outside-${Date.now()}`;

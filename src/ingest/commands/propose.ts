@@ -26,12 +26,15 @@ export async function propose(
   const t0 = performance.now();
   const screened = screenOf(d, 'propose', parseCommand(ProposeCommand, input, d.maxTextChars));
   const cmd = screened.value;
+  const hash = commandHash('propose', cmd);
+  const key = receiptKey(principal, cmd.idempotencyKey);
+  // The receipt is read beside the access check, not after it; the access check still answers first.
+  const receipt = priorReceipt(d, principal.tenant, key, hash);
+  receipt.catch(() => undefined); // awaited below, unless the access check throws first
   const access = await d.policy.writeAccess(principal, cmd.namespace);
   // Every source must be a record the writer may see (NOT_FOUND otherwise, nothing appended).
   for (const id of new Set(cmd.derivedFrom ?? [])) await visible(d, principal, id, 'record to derive from');
-  const hash = commandHash('propose', cmd);
-  const key = receiptKey(principal, cmd.idempotencyKey);
-  const prior = await priorReceipt(d, principal.tenant, key, hash);
+  const prior = await receipt;
   if (prior) return prior;
   // What screening found in any field (statement, rationale, entity names, labels, ext) labels and flags it.
   const found = findingsOf(screened.fields);
