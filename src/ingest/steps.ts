@@ -2,6 +2,8 @@ import type { DecideContext } from '../domain/commands.ts';
 import type { EmbeddingCache } from '../domain/events.ts';
 import { notFound } from '../domain/errors.ts';
 import { principalKey, type Principal } from '../domain/principal.ts';
+import type { WriteAccess } from '../domain/policy.ts';
+import type { Receipt } from '../domain/fold.ts';
 import type { RecordView } from '../ports/graph.ts';
 import { screenCommand, type CommandName, type ScreenedCommand } from './screen-command.ts';
 import type { WriteDeps } from './deps.ts';
@@ -32,6 +34,19 @@ export function charge(
   d.budget.charge(principal.tenant, principalKey(principal), namespace, cost);
 }
 
+/**
+ * The caller's write access and its stored receipt for `key` (no idempotency check yet), read side by
+ * side: one round trip, not two. A refused access check still throws FORBIDDEN whatever the receipt holds.
+ */
+export function accessAndReceipt(
+  d: Pick<WriteDeps, 'policy' | 'store'>,
+  principal: Principal,
+  namespace: string,
+  key: string,
+): Promise<[WriteAccess, Receipt | undefined]> {
+  return Promise.all([d.policy.writeAccess(principal, namespace), d.store.receipt(principal.tenant, key)]);
+}
+
 /** The idempotency rule: same key and same input → the original receipt; another input → CONFLICT. */
 export async function priorReceipt(
   d: Pick<WriteDeps, 'store'>,
@@ -39,7 +54,11 @@ export async function priorReceipt(
   key: string,
   hash: string,
 ): Promise<WriteReceipt | undefined> {
-  const r = await d.store.receipt(tenant, key);
+  return receiptFor(await d.store.receipt(tenant, key), key, hash);
+}
+
+/** The idempotency rule on a receipt already read (accessAndReceipt). */
+export function receiptFor(r: Receipt | undefined, key: string, hash: string): WriteReceipt | undefined {
   if (!r) return undefined;
   if (r.commandHash !== hash) throw idempotencyConflict(key);
   return settle(r, [r.eventId], null);

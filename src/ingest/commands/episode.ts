@@ -12,7 +12,7 @@ import { StageTimes } from '../stage-times.ts';
 import { findingsOf } from '../screen-command.ts';
 import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit, episodeReceipts } from '../commit.ts';
-import { charge, contextOf, screenOf } from '../steps.ts';
+import { accessAndReceipt, charge, contextOf, screenOf } from '../steps.ts';
 import { idempotencyConflict, refusal, type WriteReceipt } from '../receipts.ts';
 import { planDrafts, relatableSubjects } from '../plan-drafts.ts';
 
@@ -36,10 +36,9 @@ export async function ingestEpisode(
   const t0 = performance.now();
   const screened = screenOf(d, 'ingestEpisode', parseCommand(EpisodeCommand, input, 100_000));
   const cmd = screened.value;
-  const access = await d.policy.writeAccess(principal, cmd.namespace);
   const hash = commandHash('episode', cmd);
   const key = receiptKey(principal, cmd.idempotencyKey);
-  const prior = await d.store.receipt(principal.tenant, key);
+  const [access, prior] = await accessAndReceipt(d, principal, cmd.namespace, key);
   times.add('check', performance.now() - t0); // screen, access, receipt
   if (prior) {
     if (prior.commandHash !== hash) throw idempotencyConflict(key);

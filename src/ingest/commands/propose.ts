@@ -6,7 +6,7 @@ import type { Draft } from '../plan.ts';
 import { findingsOf } from '../screen-command.ts';
 import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit } from '../commit.ts';
-import { charge, contextOf, priorReceipt, screenOf, visible } from '../steps.ts';
+import { accessAndReceipt, charge, contextOf, receiptFor, screenOf, visible } from '../steps.ts';
 import type { WriteReceipt } from '../receipts.ts';
 import type { StageTimes } from '../stage-times.ts';
 import { planDrafts, relatableSubjects } from '../plan-drafts.ts';
@@ -28,13 +28,10 @@ export async function propose(
   const cmd = screened.value;
   const hash = commandHash('propose', cmd);
   const key = receiptKey(principal, cmd.idempotencyKey);
-  // The receipt is read beside the access check, not after it; the access check still answers first.
-  const receipt = priorReceipt(d, principal.tenant, key, hash);
-  receipt.catch(() => undefined); // awaited below, unless the access check throws first
-  const access = await d.policy.writeAccess(principal, cmd.namespace);
+  const [access, stored] = await accessAndReceipt(d, principal, cmd.namespace, key);
   // Every source must be a record the writer may see (NOT_FOUND otherwise, nothing appended).
   for (const id of new Set(cmd.derivedFrom ?? [])) await visible(d, principal, id, 'record to derive from');
-  const prior = await receipt;
+  const prior = receiptFor(stored, key, hash);
   if (prior) return prior;
   // What screening found in any field (statement, rationale, entity names, labels, ext) labels and flags it.
   const found = findingsOf(screened.fields);
