@@ -8,19 +8,40 @@ import type { StageTimes } from './stage-times.ts';
 
 /**
  * The write path's gather step: everything `plan` decides on, fetched for all drafts of a request at
- * once — one embedder call for the statements and the entity names, then one round trip per kind of
- * lookup (relate candidates, entity facts), the two in parallel. Nothing here decides anything.
+ * once — one embedder call for the statements and the entity names (`embedDrafts`), then one round trip
+ * per kind of lookup (relate candidates, entity facts), the two in parallel (`gather`). Nothing here
+ * decides anything. The embedding reads no graph, so it runs before the subjects' turn (subject-gate.ts)
+ * and beside the wait for it; the lookups must see the graph the turn waited for, so they run in it.
  */
+
+/** A request's drafts embedded: their statements' vectors, aligned with them, and their entity names'. */
+export interface Embedded {
+  readonly drafts: readonly Draft[];
+  readonly vectors: ReadonlyArray<Float32Array | undefined>;
+  readonly nameVectors: ReadonlyMap<string, Float32Array | undefined>;
+}
+
+/** One embedder call for the drafts' statements and the names of the entities they are about. */
+export async function embedDrafts(
+  d: { embedder: Embedder },
+  drafts: readonly Draft[],
+  times: StageTimes,
+): Promise<Embedded> {
+  const names = [...new Set(drafts.flatMap((dr) => dr.about.map(refName).filter(Boolean)))];
+  const vectors = await times.time('embed', () => d.embedder.embed([...drafts.map(embedText), ...names]));
+  const nameVectors = new Map(names.map((n, i) => [n, vectors[drafts.length + i]]));
+  return { drafts, vectors: drafts.map((_, i) => vectors[i]), nameVectors };
+}
+
+/** The stored facts the embedded drafts are decided on: relate candidates and entity facts. */
 export async function gather(
   d: { store: Pick<IngestLookups, 'relateCandidatesMany' | 'entityFacts'>; embedder: Embedder },
   scope: ReadScope,
   namespace: string,
-  drafts: readonly Draft[],
+  embedded: Embedded,
   times: StageTimes,
 ): Promise<PlanFacts> {
-  const names = [...new Set(drafts.flatMap((dr) => dr.about.map(refName).filter(Boolean)))];
-  const vectors = await times.time('embed', () => d.embedder.embed([...drafts.map(embedText), ...names]));
-  const nameVectors = new Map(names.map((n, i) => [n, vectors[drafts.length + i]]));
+  const { drafts, vectors, nameVectors } = embedded;
   const relating = drafts.flatMap((dr, i) => (dr.class === OBSERVATION ? [] : [i]));
   const refs = new Map(drafts.flatMap((dr) => dr.about.map((ref) => [refKey(ref), ref] as const)));
   const [related, facts] = await times.time('lookup', () =>
@@ -48,7 +69,7 @@ export async function gather(
   );
   const relatedOf = new Map(relating.map((i, j) => [i, related[j] ?? []]));
   return {
-    vectors: drafts.map((_, i) => vectors[i]),
+    vectors,
     nameVectors,
     related: drafts.map((_, i) => relatedOf.get(i) ?? []),
     entities: new Map<string, EntityFacts>([...refs.keys()].map((k, j) => [k, facts[j]!])),

@@ -14,7 +14,7 @@ import type { CommandDeps, WriteDeps } from '../deps.ts';
 import { commit, episodeReceipts } from '../commit.ts';
 import { accessAndReceipt, charge, contextOf, screenOf } from '../steps.ts';
 import { idempotencyConflict, refusal, type WriteReceipt } from '../receipts.ts';
-import { planDrafts, relatableSubjects } from '../plan-drafts.ts';
+import { planDrafts, prepareDrafts, relatableSubjects } from '../plan-drafts.ts';
 
 type EpisodeDeps = CommandDeps &
   Pick<WriteDeps, 'budget' | 'embedder' | 'admission' | 'extractor' | 'subjects'>;
@@ -63,12 +63,14 @@ export async function ingestEpisode(
   const log = { op: 'ingestEpisode', tenant: principal.tenant };
   // Decided and committed with the episode's subjects held (subject-gate.ts).
   const asked = performance.now();
+  const prepared = prepareDrafts(d, drafts, times); // embedded while the turn is waited for
   const { receipt, planned, refusals } = await d.subjects.around(
     principal.tenant,
     relatableSubjects(drafts),
     async () => {
       times.add('turn', performance.now() - asked);
-      const planned = await planDrafts(d, ctx, scope, grouped, hash, drafts, episodeId, '#stmt:', times);
+      const ready = await prepared;
+      const planned = await planDrafts(d, ctx, scope, grouped, hash, ready, episodeId, '#stmt:', times);
       const events = [episodeEvent, ...planned.events];
       charge(d, principal, cmd.namespace, events.length);
       const refusals = [...refused, ...planned.refused];
@@ -79,14 +81,15 @@ export async function ingestEpisode(
     },
   );
   d.logger.info({ ...log, outcome: receipt.outcome, ms: times.rounded() }, 'episode committed');
-  const statementEvents = planned.events.filter(
-    (e) => e.type === 'RecordProposed' || e.type === 'RecordReinforced',
-  ).length;
-  const expected = receipt.outcome === 'PENDING' ? 0 : statementEvents;
+  const expected = receipt.outcome === 'PENDING' ? 0 : statementEvents(planned.events);
   const pending = wait ? null : [episodeEvent, ...planned.events];
   const receipts = await episodeReceipts(d, principal.tenant, key, refusals, receipt, pending, expected);
   return { receipts, times };
 }
+
+/** The events that answer one statement each: a proposal, or a reinforcement of a stored record. */
+const statementEvents = (events: readonly LedgerEvent[]): number =>
+  events.filter((e) => e.type === 'RecordProposed' || e.type === 'RecordReinforced').length;
 
 interface Segmented {
   readonly turns: EpisodeTurn[];

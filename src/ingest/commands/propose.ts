@@ -9,7 +9,7 @@ import { commit } from '../commit.ts';
 import { accessAndReceipt, charge, contextOf, receiptFor, screenOf, visible } from '../steps.ts';
 import type { WriteReceipt } from '../receipts.ts';
 import type { StageTimes } from '../stage-times.ts';
-import { planDrafts, relatableSubjects } from '../plan-drafts.ts';
+import { planDrafts, prepareDrafts, relatableSubjects } from '../plan-drafts.ts';
 
 /**
  * propose: one statement from a writer → screen → check → gather → decide (plan.ts) → commit. `times`
@@ -55,9 +55,10 @@ export async function propose(
   const ctx = contextOf(d, principal);
   const asked = performance.now();
   times.add('check', asked - t0);
+  const prepared = prepareDrafts(d, [draft], times); // embedded while the turn is waited for
   return d.subjects.around(principal.tenant, relatableSubjects([draft]), async () => {
     times.add('turn', performance.now() - asked);
-    const planned = await planDrafts(d, ctx, scope, cmd, hash, [draft], null, '', times);
+    const planned = await planDrafts(d, ctx, scope, cmd, hash, await prepared, null, '', times);
     if (planned.refused.length) return planned.refused[0]!;
     charge(d, principal, cmd.namespace, planned.events.length);
     return commit(d, principal, key, hash, planned.events, wait, undefined, times);
