@@ -13,7 +13,8 @@ import { refused } from './overload.ts';
  * "uses Redis" beside "uses Memcached" would have made two uncontested ones.
  *
  * So a write about a subject waits for the previous write about it (in this process) to be decided and,
- * when that one appended something, for the projection to apply it; then it gathers. Writes about other
+ * when that one appended something, for the projection to apply it; then it looks up what it decides on
+ * (its embedding was computed meanwhile: plan-drafts.ts, prepareDrafts). Writes about other
  * subjects never wait. A write that touched no relatable subject passes straight through. The decision is
  * still written into the event (a replay never re-decides), which is why this is done here and not by
  * the fold: the fold cannot compare statements whose words erasure may have shredded.
