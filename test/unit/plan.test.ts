@@ -6,6 +6,7 @@ import type { EntityState } from '../../src/domain/fold.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 import { gate, plan, type Draft, type PlanFacts } from '../../src/ingest/plan.ts';
 import { refKey } from '../../src/ingest/plan-entities.ts';
+import { draft } from '../support/drafts.ts';
 import type { EntityFacts, RelatedCandidate } from '../../src/ports/graph.ts';
 
 /*
@@ -31,32 +32,6 @@ function context(): DecideContext {
     newId: () => `00000000-0000-4000-8000-${(++n).toString(16).padStart(12, '0')}`,
   };
 }
-
-const draft = (over: Partial<Draft> & { text?: string } = {}): Draft => {
-  const { text, ...rest } = over;
-  return {
-    index: 0,
-    class: 'FACT',
-    statement: {
-      subject: 'billing',
-      predicate: 'stores',
-      object: 'postgres',
-      text: text ?? 'billing stores data in postgres',
-    },
-    about: [],
-    sources: [],
-    validFrom: '2026-06-01T10:00:00.000Z',
-    validTo: null,
-    timeSource: 'STATED',
-    sensitivity: 'INTERNAL',
-    flags: [],
-    extractionConfidence: 1,
-    rationale: null,
-    ext: {},
-    source: null,
-    ...rest,
-  };
-};
 
 const unit = (...xs: number[]): Float32Array => {
   const v = Float32Array.from(xs);

@@ -1,32 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { defaultAdmissionPolicy } from '../../src/domain/admission.ts';
 import { prepareDrafts } from '../../src/ingest/plan-drafts.ts';
-import type { Draft } from '../../src/ingest/plan.ts';
 import { StageTimes } from '../../src/ingest/stage-times.ts';
 import type { Embedder } from '../../src/ports/embedder.ts';
+import { draft } from '../support/drafts.ts';
 
 /*
  * What a command does before it waits for its subjects' turn: the quality gate, then one embedder call for
  * the drafts that passed (their statements, then the names they are about). Started before the wait and
  * awaited in the turn, so a failure must wait for that await.
  */
-
-const draft = (index: number, text: string, about: Draft['about'] = []): Draft => ({
-  index,
-  class: 'FACT',
-  statement: { subject: 'billing', predicate: 'stores', object: 'postgres', text },
-  about,
-  sources: [],
-  validFrom: '2026-06-01T10:00:00.000Z',
-  validTo: null,
-  timeSource: 'STATED',
-  sensitivity: 'INTERNAL',
-  flags: [],
-  extractionConfidence: 1,
-  rationale: null,
-  ext: {},
-  source: null,
-});
 
 function recordingEmbedder(fail = false): Embedder & { calls: string[][] } {
   const calls: string[][] = [];
@@ -46,8 +29,8 @@ describe('prepareDrafts', () => {
   it('embeds only the drafts the quality gate keeps, with their entity names, in one call', async () => {
     const embedder = recordingEmbedder();
     const drafts = [
-      draft(0, 'billing stores data in postgres', [{ type: 'service', alias: 'billing' }]),
-      draft(1, 'x'),
+      draft({ about: [{ type: 'service', alias: 'billing' }] }),
+      draft({ index: 1, text: 'x' }),
     ];
     const prepared = await prepareDrafts(
       { embedder, admission: defaultAdmissionPolicy },
@@ -70,7 +53,7 @@ describe('prepareDrafts', () => {
     try {
       const prepared = prepareDrafts(
         { embedder, admission: defaultAdmissionPolicy },
-        [draft(0, 'billing stores data in postgres')],
+        [draft()],
         new StageTimes(),
       );
       // The turn is waited for meanwhile: several turns of the event loop pass before the await.
