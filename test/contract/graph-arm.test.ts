@@ -1,10 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Neo4jRecallArms } from '../../src/adapters/neo4j/recall-arms.ts';
-import type { EntityState, RecordState } from '../../src/domain/fold.ts';
+import type { RecordState } from '../../src/domain/fold.ts';
 import type { Sensitivity } from '../../src/domain/model.ts';
 import type { ArmQuery, ReadScope } from '../../src/ports/graph.ts';
 import { contractGraph } from '../support/contract-graph.ts';
-import { recordState, unitVector } from '../support/record-state.ts';
+import { entityState, recordState, unitVector } from '../support/record-state.ts';
+import { StampSettling } from '../../src/adapters/neo4j/stamp-settling.ts';
 
 /**
  * Recall's graph arm against a real Neo4j, both of its queries: a small request scope scans its records
@@ -41,16 +42,7 @@ const rec = (
   };
 };
 
-const entity = (id: string, sameAs: string | null = null): EntityState => ({
-  tenant,
-  id,
-  name: id,
-  type: null,
-  aliases: [],
-  externalIds: [],
-  sameAs: sameAs ? { entityId: sameAs, confidence: 0.9 } : null,
-  embedding: null,
-});
+const entity = (id: string, sameAs: string | null = null) => entityState(tenant, id, sameAs);
 
 const everyone: ReadScope = { tenant, grants: [{ root: null, maxSensitivity: 'RESTRICTED' }] };
 const publicOnly: ReadScope = { tenant, grants: [{ root: null, maxSensitivity: 'PUBLIC' }] };
@@ -190,6 +182,9 @@ describe("the graph arm's held order (ranked-memo.ts) follows the graph", () => 
     (Neo4jRecallArms as unknown as { SCAN_BELOW: number }).SCAN_BELOW = -1;
     const ops = () => arm(everyone, 'acme/ops', 20);
     const loads: string[] = [];
+    // The tenant's stamps seen, then settled (stamp-settling.ts): an order read from then on is held.
+    await graph.arms.graphArm(ops(), ['kestrel']);
+    await new Promise((r) => setTimeout(r, StampSettling.SETTLE_MS));
     c.db.observer = (r) => void (r.op === 'recall.graphOrder' && loads.push(r.op));
     try {
       expect((await graph.arms.graphArm(ops(), ['kestrel'])).map(([id]) => id)).toContain('x-sibling');

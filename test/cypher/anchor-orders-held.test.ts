@@ -1,7 +1,11 @@
 import { describe, expect, it, vi } from 'vitest';
 import { AnchorOrders } from '../../src/adapters/neo4j/anchor-orders.ts';
 import { HeldRows, rowCount } from '../../src/adapters/neo4j/ranked-memo.ts';
+import { StampSettling } from '../../src/adapters/neo4j/stamp-settling.ts';
 import { recordingExecutor } from './recording-executor.ts';
+
+/** Stamps trusted as soon as read: these cases are about what is loaded and held, not when a stamp settles. */
+const atOnce = () => new StampSettling(() => Date.now(), 0);
 
 /** What the graph arm's orders keep in process (anchor-orders.ts), with the Neo4j side recorded. */
 const rows = [
@@ -16,7 +20,7 @@ const stamp = { key: 't1\u0000acme', ns: 'acme', epoch: 'e1', seq: 3 };
 describe('AnchorOrders', () => {
   it('an order past the budget is used as loaded, not held: read again next time', async () => {
     const db = recordingExecutor(answers);
-    const orders = new AnchorOrders(db, 1);
+    const orders = new AnchorOrders(db, atOnce(), 1);
     expect(await orders.of('t1', ['kestrel'], [stamp])).toEqual([rows]);
     expect(await orders.of('t1', ['kestrel'], [stamp])).toEqual([rows]);
     expect(db.sent.filter((s) => s.op === 'recall.graphOrder')).toHaveLength(2);
@@ -24,7 +28,7 @@ describe('AnchorOrders', () => {
 
   it('an order within the budget is read once while its stamps stand, and again when one moves', async () => {
     const db = recordingExecutor(answers);
-    const orders = new AnchorOrders(db);
+    const orders = new AnchorOrders(db, atOnce());
     await orders.of('t1', ['kestrel'], [stamp]);
     await orders.of('t1', ['kestrel'], [stamp]);
     expect(db.sent).toHaveLength(1);

@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ScopeVectors } from '../../src/adapters/neo4j/scope-vectors.ts';
+import { StampSettling } from '../../src/adapters/neo4j/stamp-settling.ts';
 import type { ArmQuery } from '../../src/ports/graph.ts';
 import { recordingExecutor } from './recording-executor.ts';
+
+/** Stamps trusted as soon as read: these cases are about what is loaded and held, not when a stamp settles. */
+const atOnce = () => new StampSettling(() => Date.now(), 0);
 
 /**
  * How long a process holds a namespace's vectors (scope-vectors.ts): a shard in use is loaded once and
@@ -33,7 +37,7 @@ describe('vectors held in process are dropped when idle', () => {
     // setImmediate stays real: the stamp read is sent after the turn it was asked in (coalesce.ts).
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
     const db = recordingExecutor(answers);
-    const memory = new ScopeVectors(db, 1000);
+    const memory = new ScopeVectors(db, 1000, atOnce());
     expect(await memory.nearest(arm, [1, 0], 'm1')).toEqual(['r1']);
     vi.advanceTimersByTime(ScopeVectors.IDLE_MS / 2);
     await memory.nearest(arm, [1, 0], 'm1');

@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ScopeVectors } from '../../src/adapters/neo4j/scope-vectors.ts';
+import { StampSettling } from '../../src/adapters/neo4j/stamp-settling.ts';
 import { Ranking } from '../../src/adapters/neo4j/vector-shards.ts';
 import { recordingExecutor, type Answers } from './recording-executor.ts';
+
+/** Stamps trusted as soon as read: these cases are about what is loaded and held, not when a stamp settles. */
+const atOnce = () => new StampSettling(() => Date.now(), 0);
 
 /**
  * Loading the vectors a process holds (scope-vectors.ts): callers that find their namespaces stale
@@ -20,7 +24,7 @@ describe('vector loads asked for together', () => {
         { tenant: 't2', ns: 'acme/eng', id: 'c', model: 'm1', vector: [1, 1] },
       ],
     });
-    const memory = new ScopeVectors(db, 1000);
+    const memory = new ScopeVectors(db, 1000, atOnce());
     const [one, two] = await Promise.all([memory.shards('t1', 'acme/eng'), memory.shards('t2', 'acme/eng')]);
     const loads = db.sent.filter((s) => s.op === 'recall.vectorLoad').map((s) => s.params['loads']);
     expect(loads).toEqual([
@@ -46,7 +50,7 @@ describe('vector loads asked for together', () => {
       ],
     };
     const db = recordingExecutor(answers);
-    const memory = new ScopeVectors(db, 1000);
+    const memory = new ScopeVectors(db, 1000, atOnce());
     const ranked = async () => {
       const r = new Ranking(await memory.shards('t1', 'acme/eng'), 'm1', [0, 1]);
       return r.top(r.size);

@@ -1,4 +1,4 @@
-import type { RecordState } from '../../src/domain/fold.ts';
+import type { EntityState, RecordState } from '../../src/domain/fold.ts';
 import type { Sensitivity } from '../../src/domain/model.ts';
 
 /** A unit vector of `dims` dimensions along axis `i`: distinct records get orthogonal vectors. */
@@ -61,3 +61,15 @@ export function recordState(o: {
     votes: {},
   };
 }
+
+/** An entity named by its id, with no type, aliases, external ids or vector; `sameAs` links it tentatively. */
+export const entityState = (tenant: string, id: string, sameAs: string | null = null): EntityState => ({
+  tenant,
+  id,
+  name: id,
+  type: null,
+  aliases: [],
+  externalIds: [],
+  sameAs: sameAs ? { entityId: sameAs, confidence: 0.9 } : null,
+  embedding: null,
+});

@@ -1,6 +1,7 @@
 import type { Executor } from './executor.ts';
 import { HeldRows, rowCount, stampValue, type Stamp } from './ranked-memo.ts';
 import { namespaceKey } from './scope.ts';
+import { StampSettling } from './stamp-settling.ts';
 
 /** A record about an anchor: its id, namespace, hops (0: about the anchor, 1: about a SAME_AS entity), confidence. */
 export type AnchorRow = readonly [id: string, namespace: string, hops: number, confidence: number];
@@ -22,7 +23,8 @@ const before = (a: AnchorRow, b: AnchorRow): boolean =>
  * scope.ts), read before it in the same statement, so it has every record committed up to them. A request
  * uses it only if every stamp it read for itself is the one held, and loads it again otherwise (one
  * statement for all its anchors that need it). Records of namespaces outside the request are skipped, so
- * a stamp outside it does not matter to it.
+ * a stamp outside it does not matter to it. Orders read while one of those stamps had not settled
+ * (stamp-settling.ts: its transaction may not be applied whole yet) are used but not held.
  */
 export class AnchorOrders {
   static readonly DEFAULT_HELD = 200_000;
@@ -30,6 +32,8 @@ export class AnchorOrders {
 
   constructor(
     private readonly db: Executor,
+    /** When a stamp read is trusted whole (shared with the record vectors: scope-vectors.ts). */
+    private readonly settling = new StampSettling(),
     maxHeld = AnchorOrders.DEFAULT_HELD,
   ) {
     this.held = new HeldRows(maxHeld, rowCount);
@@ -54,6 +58,7 @@ export class AnchorOrders {
   private async load(tenant: string, anchors: readonly string[]): Promise<Map<string, AnchorRow[]>> {
     // Every stamp of the tenant first (one transaction): the orders hold at least what was committed up to
     // them, so a request in any namespace of the tenant can use them until one of its stamps moves.
+    const startedAt = this.settling.now();
     const res = await this.db.read(
       'recall.graphOrder',
       `CALL () {
@@ -71,11 +76,14 @@ export class AnchorOrders {
        RETURN stamps, aid, ranked`,
       { tenant, anchors: [...anchors] },
     );
-    const read = (res.records[0]?.get('stamps') ?? []) as Array<[string, string, number]>;
-    const stamps = new Map(
-      read.map(([ns, epoch, seq]) => [namespaceKey(tenant, ns), stampValue({ epoch, seq })]),
+    const read = ((res.records[0]?.get('stamps') ?? []) as Array<[string, string, number]>).map(
+      ([ns, epoch, seq]) => ({ key: namespaceKey(tenant, ns), epoch, seq: Number(seq) }),
     );
     const loaded = new Map(res.records.map((r) => [String(r.get('aid')), r.get('ranked') as AnchorRow[]]));
+    this.settling.seen(read);
+    // Held only when every stamp read with them had settled before the statement started.
+    if (!read.every((s) => this.settling.settled(s, startedAt))) return loaded;
+    const stamps = new Map(read.map((s) => [s.key, stampValue(s)]));
     for (const a of anchors) this.held.set(anchorKey(tenant, a), { rows: loaded.get(a) ?? [], stamps });
     return loaded;
   }

@@ -1,7 +1,8 @@
 import type { Executor } from './executor.ts';
 import { Coalesced } from './coalesce.ts';
 import { HeldRows } from './ranked-memo.ts';
-import { ENTITY_STAMP } from './scope.ts';
+import { ENTITY_STAMP, namespaceKey } from './scope.ts';
+import { StampSettling } from './stamp-settling.ts';
 import { Ranking, Shard } from './vector-shards.ts';
 
 /**
@@ -19,13 +20,16 @@ import { Ranking, Shard } from './vector-shards.ts';
  * (ScopeStamp '#entities': a random epoch when created, a number bumped in each transaction that writes
  * the tenant's entities) and stamps each entity it writes with the new number. A lookup reads the stamp
  * first, then loads the entities stamped since the index it holds (all of them when the epoch differs: a
- * wiped and rebuilt graph), so it sees every entity committed before it started. Erasure writes the entity
+ * wiped and rebuilt graph), so it sees every entity committed before it started. An index read at stamp N
+ * counts as complete through N − 1 until N settles (stamp-settling.ts). Erasure writes the entity
  * without its name, aliases, external ids and embedding, so the next lookup drops them here too; an index
  * unused for IDLE_MS is dropped whole. Bounded by MUNINN_ENTITIES_HELD: the least recently used tenants go
  * first, and a tenant larger than the bound is read whole by each lookup instead of being kept.
  */
 export class EntityIndex {
   readonly vectors: Shard;
+  /** The stamp number its last load was asked at (`seq` is what it is complete through: up to one less). */
+  readSeq = -1;
   private readonly idsOf = new Map<string, Set<string>>();
   private readonly keysOf = new Map<string, readonly string[]>();
 
@@ -121,10 +125,15 @@ export class HeldEntities {
     private readonly db: Executor,
     /** Most entities held at once across tenants (MUNINN_ENTITIES_HELD); 0 keeps none between calls. */
     readonly maxHeld = HeldEntities.DEFAULT_HELD,
+    private readonly settling = new StampSettling(),
   ) {
     this.byTenant = new HeldRows(maxHeld, (index) => index.size, HeldEntities.IDLE_MS);
     this.stamps = new Coalesced(
-      (tenants) => stampsOf(db, tenants),
+      (tenants) =>
+        stampsOf(db, tenants).then((read) => {
+          settling.seen(read.flatMap((s, i) => (s ? [{ key: stampKey(tenants[i]!), ...s }] : [])));
+          return read;
+        }),
       (t) => t,
     );
   }
@@ -148,8 +157,9 @@ export class HeldEntities {
       if (current(held)) return held;
       const running = this.loading.get(tenant);
       if (running) {
+        // Read at this caller's stamp or a later one: as fresh as a load of its own would be now.
         const loaded = await running;
-        if (current(loaded)) return loaded;
+        if (loaded.epoch === stamp.epoch && loaded.readSeq >= stamp.seq) return loaded;
         continue;
       }
       const load = this.load(tenant, stamp).finally(() => this.loading.delete(tenant));
@@ -162,6 +172,7 @@ export class HeldEntities {
   private async load(tenant: string, stamp: { epoch: string; seq: number }): Promise<EntityIndex> {
     const before = this.byTenant.get(tenant);
     const index = before && before.epoch === stamp.epoch ? before : new EntityIndex(stamp.epoch, -1);
+    const through = this.settling.completeThrough({ key: stampKey(tenant), ...stamp });
     const res = await this.db.read('entity.load', ENTITY_LOAD, { tenant, since: index.seq });
     index.apply(
       res.records.map((r) => ({
@@ -173,12 +184,17 @@ export class HeldEntities {
         vector: r.get('vector') as number[] | null,
       })),
     );
-    // The stamp read before the load: anything committed since is loaded again next time (idempotent).
-    index.seq = Math.max(index.seq, stamp.seq);
+    // The stamp read before the load (less one until it settles): what is stamped later is loaded again
+    // next time (idempotent).
+    index.seq = Math.max(index.seq, through);
+    index.readSeq = Math.max(index.readSeq, stamp.seq);
     this.byTenant.set(tenant, index); // not held when larger than maxHeld: used by its callers, then let go
     return index;
   }
 }
+
+/** The entity stamp's key among the stamps a process has seen (stamp-settling.ts). */
+const stampKey = (tenant: string): string => namespaceKey(tenant, ENTITY_STAMP);
 
 /** Each tenant's entity stamp, one statement; null where the tenant has none. */
 async function stampsOf(db: Executor, tenants: readonly string[]): Promise<TenantStamp[]> {

@@ -94,8 +94,10 @@ export const rowCount = <V extends { readonly rows: readonly unknown[] }>(v: V):
  *
  * Freshness: a ranking is held with the stamps of the namespaces it covers (read once per recall and
  * shared by its arms). Every projection transaction that writes a record bumps its namespace's stamp, so
- * a ranking is used only while nothing it covers changed; the caller's key names the rest. Status,
- * validity, class and entitlement are never held: the filter reads them at each recall.
+ * a ranking is used only while nothing it covers changed; the caller's key names the rest. A ranking
+ * read while one of its stamps had not settled (stamp-settling.ts: its transaction may not be applied
+ * whole yet) is used but not held. Status, validity, class and entitlement are never held: the filter
+ * reads them at each recall.
  *
  * Bounded: at most `maxHeld` ids across rankings, the least recently used dropped first.
  */
@@ -108,19 +110,31 @@ export class RankedMemo<T> {
     this.held = new HeldRows(maxHeld, rowCount);
   }
 
-  /** The ranking under `key` as of `stamps`: held, or loaded once however many callers ask together. */
-  async get(key: string, stamps: readonly Stamp[], load: () => Promise<readonly T[]>): Promise<readonly T[]> {
+  /**
+   * The ranking under `key` as of `stamps`: held, or loaded once however many callers ask together, and
+   * held when `settled` (asked as the load starts) says its stamps number only whole transactions.
+   */
+  async get(
+    key: string,
+    stamps: readonly Stamp[],
+    load: () => Promise<readonly T[]>,
+    settled: () => boolean,
+  ): Promise<readonly T[]> {
     const version = stampsKey(stamps);
     const held = this.held.get(key);
     if (held && held.stamps === version) return held.rows;
     const loadKey = `${key}\u0002${version}`;
     const pending = this.loads.get(loadKey);
     if (pending) return pending;
-    const loading = load().finally(() => this.loads.delete(loadKey));
+    const whole = settled();
+    const loading = load()
+      .then((rows) => {
+        if (whole) this.held.set(key, { stamps: version, rows });
+        return rows;
+      })
+      .finally(() => this.loads.delete(loadKey));
     this.loads.set(loadKey, loading);
-    const rows = await loading;
-    this.held.set(key, { stamps: version, rows });
-    return rows;
+    return loading;
   }
 }
 

@@ -51,7 +51,7 @@ export class Neo4jRecallArms implements RecallArms {
     this.entities = opts.entities ?? new HeldEntities(db);
     this.reads = new Neo4jRecordReads(db);
     this.sizes = new SubtreeSizes(db);
-    this.anchorOrders = new AnchorOrders(db);
+    this.anchorOrders = new AnchorOrders(db, memory.settling);
     this.lexical = new LexicalSearch(db, opts.lexicalUnscopedFrom ?? Neo4jRecallArms.LEXICAL_UNSCOPED_FROM);
   }
 
@@ -304,9 +304,10 @@ export class Neo4jRecallArms implements RecallArms {
     const orders = await Promise.all(
       ancestors.map((ns) => {
         const key = namespaceKey(tenant, ns);
+        const own = stamps.filter((s) => s.key === key);
         return this.scopeOrders.get(
           key,
-          stamps.filter((s) => s.key === key),
+          own,
           async () =>
             ((
               await this.db.read(
@@ -319,6 +320,7 @@ export class Neo4jRecallArms implements RecallArms {
                 { tenant, ns },
               )
             ).records[0]?.get('ranked') as string[] | undefined) ?? [],
+          () => own.every((s) => this.memory.settling.settled(s)),
         );
       }),
     );

@@ -5,6 +5,7 @@ import type { Executor } from './executor.ts';
 import { namespaceKey, SAME_AS_STAMP } from './scope.ts';
 import { Coalesced } from './coalesce.ts';
 import { firstVisible, type Stamp } from './ranked-memo.ts';
+import { StampSettling } from './stamp-settling.ts';
 import { Ranking, Shard, type VectorRow } from './vector-shards.ts';
 
 /** The stamps of each request's namespaces (its ancestors' and its subtree's), one statement for all. */
@@ -74,6 +75,9 @@ type StaleShard = Stamp & { readonly tenant: string };
  * recall reads the stamps of its scope's namespaces first (one indexed read), then loads what changed
  * since the shard it holds: records stamped later, or the whole namespace when the epoch differs (a wiped
  * and rebuilt graph). So a recall sees every record committed before it started, as a Cypher scan would.
+ * A shard read at stamp N holds every record through N − 1, and through N only once N has settled
+ * (stamp-settling.ts: Neo4j may show a stamp before the records its transaction wrote), so a namespace
+ * is read again, for what N stamped, until then.
  * Erasure writes the record without its embedding, and the next recall in its namespace drops the vector.
  *
  * Bounded by MUNINN_RECALL_VECTORS_HELD: the least recently used shards go first.
@@ -102,9 +106,15 @@ export class ScopeVectors {
     private readonly db: Executor,
     /** Most vectors held at once across shards; 0 turns the arm off. */
     readonly maxHeld: number,
+    /** When a stamp read is trusted whole; shared with the arms' held orders (recall-arms.ts). */
+    readonly settling = new StampSettling(),
   ) {
     this.stamps = new Coalesced(
-      (qs) => stampsOf(db, qs),
+      (qs) =>
+        stampsOf(db, qs).then((read) => {
+          for (const stamps of read) settling.seen(stamps);
+          return read;
+        }),
       (q) => `${q.tenant}\u0000${q.ns}`,
     );
   }
@@ -207,6 +217,8 @@ export class ScopeVectors {
       return shard && shard.epoch === s.epoch ? shard : undefined;
     };
     const loads = stale.map((s) => ({ tenant: s.tenant, ns: s.ns, since: held(s)?.seq ?? -1 }));
+    // How far what this load reads is whole, decided before it reads (stamp-settling.ts).
+    const through = new Map(stale.map((s) => [s.key, this.settling.completeThrough(s)]));
     const res = await this.db.read('recall.vectorLoad', VECTOR_LOAD, { loads });
     const rows = new Map<string, VectorRow[]>();
     const add = (key: string, row: VectorRow) => pushTo(rows, key, row);
@@ -225,8 +237,9 @@ export class ScopeVectors {
       const shard = heldBy.get(s.key) ?? new Shard(s.epoch, -1);
       this.held -= before?.size ?? 0;
       shard.apply(rows.get(s.key) ?? []);
-      // The stamp read before the load: anything committed since is loaded again next time (idempotent).
-      shard.seq = Math.max(shard.seq, s.seq);
+      // The stamp read before the load (less one until it settles): what is stamped later is loaded again
+      // next time (idempotent).
+      shard.seq = Math.max(shard.seq, through.get(s.key)!);
       this.byKey.set(s.key, shard);
       this.held += shard.size;
     }
