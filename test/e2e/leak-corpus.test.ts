@@ -267,8 +267,12 @@ describe('leak corpus', () => {
       // not vacuous: when the caller may see something here, recall gives it (with fewer than the vector
       // arm's k it returns every candidate; overridden ones are named by their winners)
       if (allowed.size > 0 && items.length === 0) fail(`${label}: nothing returned, ${allowed.size} allowed`);
-      if (allowed.size < 50 && sorted(got).join() !== sorted(allowed).join())
-        fail(`${label}: returned+overrode ${got.size} ≠ allowed ${allowed.size}`);
+      if (allowed.size < 50 && sorted(got).join() !== sorted(allowed).join()) {
+        const missing = sorted([...allowed].filter((id) => !got.has(id)));
+        fail(
+          `${label}: returned+overrode ${got.size} ≠ allowed ${allowed.size}; missing ${missing.join(', ')}`,
+        );
+      }
     });
 
     // records and totalCount: callers × namespaces × (default statuses, all statuses, default at past/future)
