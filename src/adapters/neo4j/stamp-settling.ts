@@ -1,3 +1,5 @@
+import { stampValue } from './ranked-memo.ts';
+
 /** A stamp as read: its key (tenant and namespace, or a tenant's entity or link stamp), epoch and number. */
 export interface ReadStamp {
   readonly key: string;
@@ -38,7 +40,7 @@ export class StampSettling {
   /** Notes stamps just read: a value's first sight starts its settling. */
   seen(stamps: Iterable<ReadStamp>): void {
     for (const s of stamps) {
-      const value = valueOf(s);
+      const value = stampValue(s);
       if (this.first.get(s.key)?.value === value) continue;
       this.first.delete(s.key);
       this.first.set(s.key, { value, at: this.now() });
@@ -49,7 +51,7 @@ export class StampSettling {
   /** Whether `s` numbers only transactions applied whole by `at` (default now): seen unchanged SETTLE_MS before. */
   settled(s: ReadStamp, at: number = this.now()): boolean {
     const e = this.first.get(s.key);
-    return e !== undefined && e.value === valueOf(s) && at - e.at >= this.settleMs;
+    return e !== undefined && e.value === stampValue(s) && at - e.at >= this.settleMs;
   }
 
   /** The number data read now at stamp `s` is complete through: `s.seq` once settled, else the one before. */
@@ -57,5 +59,3 @@ export class StampSettling {
     return this.settled(s) ? s.seq : s.seq - 1;
   }
 }
-
-const valueOf = (s: ReadStamp): string => `${s.epoch}\u0000${s.seq}`;
