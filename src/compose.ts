@@ -11,7 +11,7 @@ import { KafkaLedger } from './adapters/kafka/kafka-ledger.ts';
 import { FileKeyStore } from './adapters/keys/file-key-store.ts';
 import { openEvent, sealEvents } from './lifecycle/sealing.ts';
 import type { KeyStore } from './ports/key-store.ts';
-import type { DecodeResult } from './domain/events.ts';
+import type { DecodeResult } from './domain/event-wire.ts';
 import { createJoseVerifier } from './adapters/auth/jose-verifier.ts';
 import { ensureDevFingerprintKey, ensureDevSecret } from './adapters/auth/dev-keys.ts';
 import { loadJsonFile } from './config/json-file.ts';

@@ -13,7 +13,7 @@ import { PrometheusTelemetry, serveMetrics, type RunningMetrics } from './adapte
 import { ProjectionWaiter } from './adapters/projection-waiter.ts';
 import { startApi, type FormRoute, type RunningApi } from './api/server.ts';
 import { Projector } from './projector/projector.ts';
-import type { DecodeResult } from './domain/events.ts';
+import type { DecodeResult } from './domain/event-wire.ts';
 import type { Embedder } from './ports/embedder.ts';
 import type { KeyStore } from './ports/key-store.ts';
 import type { Logger } from './ports/logger.ts';

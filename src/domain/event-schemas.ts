@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CURRENT_VERSION, LedgerEvent, WireEvent, type EventType } from './events.ts';
+import { LedgerEvent, type EventType } from './events.ts';
+import { CURRENT_VERSION, WireEvent } from './event-wire.ts';
 
 /**
  * JSON Schemas of the ledger's events, generated from the zod union (the one source). Written into

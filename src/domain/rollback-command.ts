@@ -1,13 +1,8 @@
 import { z } from 'zod';
 import { commandHash, envelope, type DecideContext } from './commands.ts';
 import { badInput } from './errors.ts';
-import {
-  encodeEvent,
-  type Compensation,
-  type LedgerEvent,
-  type RollbackTarget,
-  type TaintMark,
-} from './events.ts';
+import { type Compensation, type LedgerEvent, type RollbackTarget, type TaintMark } from './events.ts';
+import { encodeEvent } from './event-wire.ts';
 import { Instant, NamespacePath } from './model.ts';
 
 /**

@@ -1,12 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import {
-  decodeRaw,
-  encodeEvent,
-  parseWire,
-  type DecodeResult,
-  type LedgerEvent,
-  type SealedPayload,
-} from '../domain/events.ts';
+import { type LedgerEvent, type SealedPayload } from '../domain/events.ts';
+import { decodeRaw, encodeEvent, parseWire, type DecodeResult } from '../domain/event-wire.ts';
 import { merge, mergePart, partKeys, split, splitParts, type Part } from '../domain/sealing.ts';
 import { unavailable } from '../domain/errors.ts';
 import type { KeyStore } from '../ports/key-store.ts';

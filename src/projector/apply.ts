@@ -1,4 +1,5 @@
-import { decodeEvent, type DecodeResult, type LedgerEvent } from '../domain/events.ts';
+import { type LedgerEvent } from '../domain/events.ts';
+import { decodeEvent, type DecodeResult } from '../domain/event-wire.ts';
 import { MemoryState } from '../domain/memory-state.ts';
 import { isMuninnError } from '../domain/errors.ts';
 import type { ProjectionStore, ProjectionTx, StateKeys } from '../ports/graph.ts';

@@ -21,7 +21,8 @@ import {
   ProposeCommand,
   type ResolvedEntity,
 } from '../../src/domain/commands.ts';
-import { encodeEvent, type EmbeddingCache, type LedgerEvent } from '../../src/domain/events.ts';
+import { type EmbeddingCache, type LedgerEvent } from '../../src/domain/events.ts';
+import { encodeEvent } from '../../src/domain/event-wire.ts';
 import type { RecordClass } from '../../src/domain/model.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 import type { Embedder } from '../../src/ports/embedder.ts';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { registerTracing } from '../../src/adapters/tracing/otel.ts';
 import { decidePropose, parseCommand, ProposeCommand } from '../../src/domain/commands.ts';
-import { encodeEvent } from '../../src/domain/events.ts';
+import { encodeEvent } from '../../src/domain/event-wire.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 import { freshTenant, PROPOSE, proposal, startApp, type TestApp } from '../support/harness.ts';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decidePropose, parseCommand, ProposeCommand } from '../../src/domain/commands.ts';
-import { encodeEvent } from '../../src/domain/events.ts';
+import { encodeEvent } from '../../src/domain/event-wire.ts';
 import type { LoadedState, ProjectionStore, ProjectionTx } from '../../src/ports/graph.ts';
 import type { LedgerMessage } from '../../src/ports/ledger.ts';
 import { applyBatch } from '../../src/projector/apply.ts';

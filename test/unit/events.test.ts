@@ -9,14 +9,8 @@ import {
   ReviseCommand,
   type DecideContext,
 } from '../../src/domain/commands.ts';
-import {
-  CURRENT_VERSION,
-  decodeEvent,
-  encodeEvent,
-  upcasters,
-  type EventType,
-  type LedgerEvent,
-} from '../../src/domain/events.ts';
+import { type EventType, type LedgerEvent } from '../../src/domain/events.ts';
+import { CURRENT_VERSION, decodeEvent, encodeEvent, upcasters } from '../../src/domain/event-wire.ts';
 import type { Principal } from '../../src/domain/principal.ts';
 
 const principal: Principal = {

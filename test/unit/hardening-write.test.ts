@@ -11,7 +11,8 @@ import {
   ReviseCommand,
   type DecideContext,
 } from '../../src/domain/commands.ts';
-import { decodeEvent, encodeEvent, type EventOf, type LedgerEvent } from '../../src/domain/events.ts';
+import { type EventOf, type LedgerEvent } from '../../src/domain/events.ts';
+import { decodeEvent, encodeEvent } from '../../src/domain/event-wire.ts';
 import { utilityOf } from '../../src/domain/fold.ts';
 import { handleFor, recordOfHandle } from '../../src/domain/handles.ts';
 import { MemoryState } from '../../src/domain/memory-state.ts';

@@ -7,7 +7,8 @@ import {
   ReviseCommand,
   type DecideContext,
 } from '../../src/domain/commands.ts';
-import { decodeEvent, encodeEvent, type EventOf, type LedgerEvent } from '../../src/domain/events.ts';
+import { type EventOf, type LedgerEvent } from '../../src/domain/events.ts';
+import { decodeEvent, encodeEvent } from '../../src/domain/event-wire.ts';
 import {
   currentRevision,
   evolve,

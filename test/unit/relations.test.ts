@@ -5,7 +5,8 @@ import {
   ProposeCommand,
   type DecideContext,
 } from '../../src/domain/commands.ts';
-import { decodeEvent, encodeEvent, type EventOf, type LedgerEvent } from '../../src/domain/events.ts';
+import { type EventOf, type LedgerEvent } from '../../src/domain/events.ts';
+import { decodeEvent, encodeEvent } from '../../src/domain/event-wire.ts';
 import {
   evolve,
   proposedRelation,

@@ -1,6 +1,7 @@
 import { Kafka, logLevel, type Admin, type Consumer, type EachBatchPayload, type LogEntry } from 'kafkajs';
 import { kafkaLogLevel } from './log-level.ts';
-import { encodeEvent, type LedgerEvent } from '../../domain/events.ts';
+import { type LedgerEvent } from '../../domain/events.ts';
+import { encodeEvent } from '../../domain/event-wire.ts';
 import { MuninnError, unavailable } from '../../domain/errors.ts';
 import type {
   DeadLetter,
