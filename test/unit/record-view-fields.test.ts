@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RECORD_VIEW_FIELDS, toRecordView, type Props } from '../../src/adapters/neo4j/mapping.ts';
+import { type Props } from '../../src/adapters/neo4j/mapping.ts';
+import { RECORD_VIEW_FIELDS, toRecordView } from '../../src/adapters/neo4j/view-mapping.ts';
 
 /** recall.records projects RECORD_VIEW_FIELDS only: a property the view reads beyond them would read as absent. */
 describe('RECORD_VIEW_FIELDS', () => {

@@ -9,7 +9,7 @@ import type {
 } from '../../ports/analytics.ts';
 import type { AsOf, Page, ReadScope, RecordQuery } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
-import { toRevisionView } from './mapping.ts';
+import { toRevisionView } from './view-mapping.ts';
 import { recordFilter } from './record-reads.ts';
 import { IN_SUBTREE, SCOPE_WHERE, scopeParams } from './scope.ts';
 

@@ -12,17 +12,8 @@ import type {
 } from '../../ports/graph.ts';
 import { ENTITY_TARGET_TYPES } from '../../domain/relations.ts';
 import { relType, type Executor } from './executor.ts';
-import {
-  optStr,
-  RELATION_TYPES,
-  toEntity,
-  toGrant,
-  RECORD_VIEW_LIST,
-  viewProps,
-  toRecordView,
-  toRevisionView,
-  type Props,
-} from './mapping.ts';
+import { optStr, RELATION_TYPES, toEntity, toGrant, type Props } from './mapping.ts';
+import { RECORD_VIEW_LIST, viewProps, toRecordView, toRevisionView } from './view-mapping.ts';
 import { END_OF_TIME, entityVisible, IN_SUBTREE, SCOPE_WHERE, scopeParams, scopeWhere } from './scope.ts';
 
 /** Scoped reads of records, their history and relations, entities, the review queue and grants. */
