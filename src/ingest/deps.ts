@@ -3,7 +3,7 @@ import type { Policy } from '../domain/policy.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { Embedder } from '../ports/embedder.ts';
 import type { Extractor } from '../ports/extractor.ts';
-import type { IngestLookups } from '../ports/graph.ts';
+import type { IngestLookups } from '../ports/ingest-lookups.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { Telemetry } from '../ports/telemetry.ts';

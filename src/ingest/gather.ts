@@ -1,7 +1,7 @@
 import { entityIdFor } from '../domain/commands.ts';
 import type { ReadScope } from '../domain/policy.ts';
 import type { Embedder } from '../ports/embedder.ts';
-import type { EntityFacts, IngestLookups } from '../ports/graph.ts';
+import type { EntityFacts, IngestLookups } from '../ports/ingest-lookups.ts';
 import { embedText, OBSERVATION, RELATE_K, type Draft, type PlanFacts } from './plan.ts';
 import { refKey, refName } from './plan-entities.ts';
 import type { StageTimes } from './stage-times.ts';

@@ -3,7 +3,7 @@ import { badInput } from '../domain/errors.ts';
 import type { EmbeddingCache } from '../domain/events.ts';
 import { mayMerge } from '../domain/identifiers.ts';
 import type { CosineThresholds } from '../domain/similarity.ts';
-import type { EntityFacts } from '../ports/graph.ts';
+import type { EntityFacts } from '../ports/ingest-lookups.ts';
 
 /**
  * The decide step's entity part (plan.ts calls it per draft): each reference a draft is about resolves

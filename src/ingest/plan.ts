@@ -19,7 +19,7 @@ import {
 } from '../domain/model.ts';
 import { thresholdsFor, type CosineThresholds } from '../domain/similarity.ts';
 import { dot } from '../ports/embedder.ts';
-import type { EntityFacts, RelatedCandidate } from '../ports/graph.ts';
+import type { EntityFacts, RelatedCandidate } from '../ports/ingest-lookups.ts';
 import { scoreConfidence, sourceTrust } from './assess.ts';
 import { embeddingCache, refName, resolveAbout, type Resolution } from './plan-entities.ts';
 import { classify, type RelateCandidate } from './relate.ts';

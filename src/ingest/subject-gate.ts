@@ -1,5 +1,5 @@
 import { subjectKeyOf } from '../domain/subject-key.ts';
-import type { SubjectHold, SubjectTurns } from '../ports/graph.ts';
+import type { SubjectHold, SubjectTurns } from '../ports/ingest-lookups.ts';
 import type { ProjectionAwait } from '../ports/ledger.ts';
 import { refused } from './overload.ts';
 

@@ -10,7 +10,7 @@ import { holdsCovering } from '../domain/retention.ts';
 import { keyIdOf } from '../domain/sealing.ts';
 import type { Clock, IdSource } from '../ports/clock.ts';
 import type { ErasureItem, ErasureLookups, ErasureSelector, HoldView } from '../ports/erasure.ts';
-import type { IngestLookups } from '../ports/graph.ts';
+import type { IngestLookups } from '../ports/ingest-lookups.ts';
 import type { KeyStore } from '../ports/key-store.ts';
 import type { Ledger, ProjectionAwait } from '../ports/ledger.ts';
 import type { Logger } from '../ports/logger.ts';

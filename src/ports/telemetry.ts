@@ -1,5 +1,5 @@
 import type { Embedder } from './embedder.ts';
-import type { SubjectTurns } from './graph.ts';
+import type { SubjectTurns } from './ingest-lookups.ts';
 
 /**
  * What the service reports about itself for operators (Prometheus at /metrics when enabled). Labels are

@@ -11,7 +11,8 @@ import { randomUUID } from 'node:crypto';
 import { CypherExecutor } from '../../src/adapters/neo4j/executor.ts';
 import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import type { EntityState } from '../../src/domain/fold.ts';
-import type { EntityProbe, ReadScope } from '../../src/ports/graph.ts';
+import type { ReadScope } from '../../src/ports/graph.ts';
+import type { EntityProbe } from '../../src/ports/ingest-lookups.ts';
 import { benchConfig } from './support.ts';
 
 const SIZES = (process.env['BENCH_ENTITIES'] ?? '500,2000,10000').split(',').map(Number);

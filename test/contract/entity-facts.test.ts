@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EntityState } from '../../src/domain/fold.ts';
 import { Neo4jGraphStore } from '../../src/adapters/neo4j/graph-store.ts';
 import { ERASED_MARK } from '../../src/domain/sealing.ts';
-import type { EntityProbe, ReadScope } from '../../src/ports/graph.ts';
+import type { ReadScope } from '../../src/ports/graph.ts';
+import type { EntityProbe } from '../../src/ports/ingest-lookups.ts';
 import { contractGraph } from '../support/contract-graph.ts';
 import { recordState, unitVector } from '../support/record-state.ts';
 

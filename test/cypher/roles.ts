@@ -4,7 +4,8 @@ import { Neo4jRecallArms } from '../../src/adapters/neo4j/recall-arms.ts';
 import { Neo4jRecordReads } from '../../src/adapters/neo4j/record-reads.ts';
 import { ScopeVectors } from '../../src/adapters/neo4j/scope-vectors.ts';
 import type { AnalyticsReads } from '../../src/ports/analytics.ts';
-import type { IngestLookups, RecallArms, RecordReads } from '../../src/ports/graph.ts';
+import type { RecallArms, RecordReads } from '../../src/ports/graph.ts';
+import type { IngestLookups } from '../../src/ports/ingest-lookups.ts';
 import { recordingExecutor, type Answers } from './recording-executor.ts';
 
 /** The read roles, each over the same recording executor (`vectorsHeld` 0: the vector arm scans in Cypher). */

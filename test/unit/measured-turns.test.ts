@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SubjectTurns } from '../../src/ports/graph.ts';
+import type { SubjectTurns } from '../../src/ports/ingest-lookups.ts';
 import { measuredTurns, noTelemetry } from '../../src/ports/telemetry.ts';
 
 /** The subject turns' waits reach telemetry with their outcome: what an operator sees of replica contention. */

@@ -7,7 +7,7 @@ import type { Principal } from '../../src/domain/principal.ts';
 import { gate, plan, type Draft, type PlanFacts } from '../../src/ingest/plan.ts';
 import { refKey } from '../../src/ingest/plan-entities.ts';
 import { draft } from '../support/drafts.ts';
-import type { EntityFacts, RelatedCandidate } from '../../src/ports/graph.ts';
+import type { EntityFacts, RelatedCandidate } from '../../src/ports/ingest-lookups.ts';
 
 /*
  * The write path's decide step without a database: Given the facts the gather step would find, When the

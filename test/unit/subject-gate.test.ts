@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SubjectGate, type GateResult } from '../../src/ingest/subject-gate.ts';
-import type { SubjectHold, SubjectTurns } from '../../src/ports/graph.ts';
+import type { SubjectHold, SubjectTurns } from '../../src/ports/ingest-lookups.ts';
 
 /** A projection that applies only when told to (`apply`), and records what was waited for. */
 class FakeProjection {

@@ -1,6 +1,6 @@
 import type { Record as Neo4jRecord } from 'neo4j-driver';
 import type { ReadScope } from '../../domain/policy.ts';
-import type { EntityFacts, EntityProbe } from '../../ports/graph.ts';
+import type { EntityFacts, EntityProbe } from '../../ports/ingest-lookups.ts';
 import type { EntityIndex, HeldEntities } from './entity-held.ts';
 import type { Executor } from './executor.ts';
 import { toEntity } from './mapping.ts';

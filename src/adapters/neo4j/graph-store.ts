@@ -1,12 +1,5 @@
-import type {
-  GraphAdmin,
-  GraphStore,
-  IngestLookups,
-  ProjectionStore,
-  RecallArms,
-  RecordReads,
-  SubjectTurns,
-} from '../../ports/graph.ts';
+import type { GraphAdmin, GraphStore, ProjectionStore, RecallArms, RecordReads } from '../../ports/graph.ts';
+import type { IngestLookups, SubjectTurns } from '../../ports/ingest-lookups.ts';
 import { Neo4jGraphAdmin } from './admin.ts';
 import type { CypherExecutor } from './executor.ts';
 import { HeldEntities } from './entity-held.ts';

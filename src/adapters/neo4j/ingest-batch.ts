@@ -1,7 +1,7 @@
 import type { Record as Neo4jRecord } from 'neo4j-driver';
 import { namespaceChain, type RecordClass, type RecordStatus, type Sensitivity } from '../../domain/model.ts';
 import type { ReadScope } from '../../domain/policy.ts';
-import type { RelatedCandidate, RelateQuery } from '../../ports/graph.ts';
+import type { RelatedCandidate, RelateQuery } from '../../ports/ingest-lookups.ts';
 import type { Executor } from './executor.ts';
 import { BY_SUBJECT, RELATE_RETURN, relateWhere } from './relate-cypher.ts';
 import { heldTogether, type HeldLookup, type SubjectQuery, type VectorQuery } from './relate-held.ts';

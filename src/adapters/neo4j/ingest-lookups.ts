@@ -1,5 +1,5 @@
 import type { GrantState, Receipt } from '../../domain/fold.ts';
-import type { IngestLookups } from '../../ports/graph.ts';
+import type { IngestLookups } from '../../ports/ingest-lookups.ts';
 import { entityFacts } from './entity-facts.ts';
 import { HeldEntities } from './entity-held.ts';
 import { relateTogether, type RelateAnswer, type RelateCall } from './ingest-batch.ts';

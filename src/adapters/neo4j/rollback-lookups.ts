@@ -1,7 +1,7 @@
 import type { RollbackTarget } from '../../domain/events.ts';
 import type { RecordState } from '../../domain/fold.ts';
 import { EPISODE_NODE, type DerivationEdge } from '../../domain/rollback-plan.ts';
-import type { RollbackLookups } from '../../ports/graph.ts';
+import type { RollbackLookups } from '../../ports/ingest-lookups.ts';
 import type { Executor } from './executor.ts';
 import { toRecordState } from './mapping.ts';
 import { LOAD_RECORDS } from './projection-store.ts';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { SubjectHold, SubjectTurns } from '../../ports/graph.ts';
+import type { SubjectHold, SubjectTurns } from '../../ports/ingest-lookups.ts';
 import type { Executor, Hold } from './executor.ts';
 
 /**
