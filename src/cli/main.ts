@@ -1,21 +1,14 @@
 import { parseArgs } from 'node:util';
 import { load, ConfigError, type Config } from '../config/index.ts';
-import { auditKey, buildServices, connectAdapters, createBaselineEmbedder, evalPorts } from '../compose.ts';
+import { auditKey, connectAdapters } from '../compose.ts';
 import { runUntilSignal } from '../main.ts';
 import { verifyAuditDir } from '../adapters/audit/file-audit-log.ts';
-import { ProjectionWaiter } from '../adapters/projection-waiter.ts';
 import { systemClock } from '../ports/clock.ts';
 import { containsSecret } from '../ingest/screen.ts';
 import { exportOnce, oldestUnpublishedAge } from '../handoff/exporter.ts';
 import { fileSessionSource } from '../handoff/file-source.ts';
 import { httpSessionSource } from '../handoff/http-source.ts';
 import { fileObservationStore } from '../handoff/observation-file.ts';
-import { servicePrincipal } from '../domain/principal.ts';
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { parseGoldenSet } from '../eval/golden.ts';
-import { evaluate } from '../eval/evaluate.ts';
-import { formatLocomo, parseLocomoFile, runLocomo, serviceLocomoPorts } from '../eval/locomo.ts';
 import { createLogger } from '../adapters/logger.ts';
 import { nodeTextFiles } from '../adapters/files/text-files.ts';
 import { nodeOutboxStore } from '../adapters/files/outbox-dir.ts';
@@ -25,6 +18,7 @@ import { isMuninnError } from '../domain/errors.ts';
 import { projectCmd } from './project.ts';
 import { mcpCmd } from './mcp.ts';
 import { curateCmd, handoffCmd } from './handoff.ts';
+import { evalCmd } from './eval.ts';
 
 const USAGE = `muninn <command> [options]
 
@@ -108,7 +102,7 @@ async function main(argv: string[]): Promise<number> {
       }
       return auditVerify(rest.slice(1));
     case 'eval':
-      return evalCmd(rest);
+      return evalCmd(rest, config());
     case 'mark-test-database':
       return withAdapters(async ({ store }) => {
         const unmark = rest.includes('--unmark');
@@ -289,112 +283,6 @@ async function outboxExport(): Promise<number> {
     `${JSON.stringify({ ...outcome, oldestUnpublishedAgeMs: oldestUnpublishedAge(await store.load(), Date.now()) })}\n`,
   );
   return outcome.failed > 0 ? 1 : 0;
-}
-
-/** The services of one command run (no API, no projector: those run in `muninn serve`), closed after. */
-async function withServices<T>(
-  c: Config,
-  fn: (
-    built: Awaited<ReturnType<typeof buildServices>>,
-    a: ReturnType<typeof connectAdapters>,
-    logger: ReturnType<typeof createLogger>,
-  ) => Promise<T>,
-): Promise<T> {
-  const logger = createLogger(c.log.level === 'info' ? 'warn' : c.log.level);
-  const a = connectAdapters(c, logger);
-  const waiter = new ProjectionWaiter(a.store, c.kafka.topic);
-  let embedder: { close?: () => Promise<void> } | undefined;
-  try {
-    await a.store.migrate();
-    await a.ledger.ensureTopics();
-    const built = await buildServices(c, a.store, a.ledger, waiter, logger);
-    embedder = built.embedder;
-    return await fn(built, a, logger);
-  } finally {
-    waiter.close();
-    await embedder?.close?.();
-    await a.ledger.close();
-    await a.store.close();
-  }
-}
-
-async function evalCmd(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      locomo: { type: 'string' },
-      namespace: { type: 'string', default: 'locomo' },
-      conversations: { type: 'string' },
-      set: { type: 'string', multiple: true },
-      recipes: { type: 'string', default: 'hybrid,bm25,vector' },
-      seed: { type: 'boolean', default: false },
-      runs: { type: 'string' },
-      tenant: { type: 'string', default: 'eval' },
-      k: { type: 'string' },
-    },
-  });
-  const c = config();
-  if (values.locomo) return locomoCmd(c, values.locomo, values);
-  const files = values.set?.length
-    ? values.set
-    : (await readdir('test/fixtures/golden'))
-        .filter((f) => f.endsWith('.json'))
-        .map((f) => join('test/fixtures/golden', f));
-  const sets = await Promise.all(
-    files.map(async (f) => parseGoldenSet(JSON.parse(await readFile(f, 'utf8')))),
-  );
-  return withServices(c, async (built, { store }) => {
-    const principal = servicePrincipal('eval', values.tenant);
-    const results = await evaluate(sets, evalPorts(store, built, principal), {
-      recipes: values.recipes
-        .split(',')
-        .map((r) => r.trim())
-        .filter(Boolean),
-      seed: values.seed,
-      runsDir: values.runs ?? join(c.stateDir, 'eval-runs'),
-      ...(values.k ? { k: Number(values.k) } : {}),
-    });
-    for (const r of results) process.stdout.write(`${r.report}\nrun saved: ${r.path}\n\n`);
-    return 0;
-  });
-}
-
-async function locomoCmd(
-  c: Config,
-  file: string,
-  o: { namespace: string; conversations?: string; recipes: string; tenant: string; k?: string },
-): Promise<number> {
-  const only = o.conversations?.split(',').map((x) => x.trim());
-  const full = parseLocomoFile(await readFile(file, 'utf8'));
-  const set = {
-    episodes: full.episodes.filter((e) => !only || only.includes(e.sampleId)),
-    questions: full.questions.filter((q) => !only || only.includes(q.sampleId)),
-  };
-  const k = o.k ? Number(o.k) : 10;
-  const baselineEmbedder = await createBaselineEmbedder(c);
-  try {
-    return await withServices(c, async (built) => {
-      const principal = servicePrincipal('eval', o.tenant);
-      const report = await runLocomo(
-        set,
-        {
-          ...serviceLocomoPorts(built, principal, baselineEmbedder),
-          progress: (line) => process.stderr.write(`\r${line}   `),
-        },
-        {
-          recipes: o.recipes.split(',').map((r) => r.trim()),
-          k,
-          namespaceOf: (id) => `${o.namespace}/${id}`,
-        },
-      );
-      process.stderr.write('\n');
-      const title = `${file}: ${report.questions} questions with evidence, k=${k}, tenant ${principal.tenant}, namespace ${o.namespace}/<sample_id>`;
-      process.stdout.write(`${formatLocomo(report, title)}\n`);
-      return 0;
-    });
-  } finally {
-    await baselineEmbedder.close?.();
-  }
 }
 
 main(process.argv.slice(2)).then(
