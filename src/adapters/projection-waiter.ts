@@ -1,4 +1,4 @@
-import type { Checkpoints } from '../ports/graph.ts';
+import type { Checkpoint, Checkpoints } from '../ports/graph.ts';
 import type { ProjectionAwait } from '../ports/ledger.ts';
 
 const MAX_OUTSTANDING = 100_000;
@@ -26,16 +26,22 @@ export class ProjectionWaiter implements ProjectionAwait {
     private readonly pollMs = 5,
   ) {}
 
+  /** The projection applied `partition` up to `offset`, whole (its commit returned, or a locked read). */
   notify(partition: number, offset: string): void {
     const o = BigInt(offset);
     if ((this.applied.get(partition) ?? -1n) < o) this.applied.set(partition, o);
+    this.seen(partition, o);
+    this.wake();
+  }
+
+  /** The lag's bookkeeping: appends up to `o` are in the graph, whole or still being applied. */
+  private seen(partition: number, o: bigint): void {
     const out = this.outstanding.get(partition);
     if (out) {
       const left = out.filter((x) => x.offset > o);
       if (left.length) this.outstanding.set(partition, left);
       else this.outstanding.delete(partition);
     }
-    this.wake();
   }
 
   appended(partition: number, offset: string): void {
@@ -110,7 +116,8 @@ export class ProjectionWaiter implements ProjectionAwait {
   private async poll(): Promise<void> {
     this.polling = true;
     try {
-      for (const c of await this.store.checkpoints(this.topic)) this.notify(c.partition, c.offset);
+      if (this.confirmFrom(await this.store.checkpoints(this.topic)))
+        for (const c of await this.store.checkpointsApplied(this.topic)) this.notify(c.partition, c.offset);
     } catch {
       // The graph is briefly unreachable: waiters keep waiting until their own timeout.
     } finally {
@@ -118,4 +125,38 @@ export class ProjectionWaiter implements ProjectionAwait {
       this.schedule();
     }
   }
+
+  /**
+   * What a plain read of the checkpoints proves. A checkpoint can show before its transaction is applied
+   * whole (Neo4j applies a commit while others read), so the offset shown ages the lag only. The offset
+   * the previous poll showed is applied whole once a later one shows: the transaction that set it let go
+   * of the checkpoint's lock, which the next one had to take, only once applied. Whether a waiter the
+   * shown offset would release is left once the checkpoint has stood still for QUIET_MS (an in-process
+   * projector has told `notify` by then): then the caller reads the checkpoints under their locks
+   * (`checkpointsApplied`), once per quiet spell — the read holds the lock the projector's next
+   * transaction takes first, so it is kept off the busy path.
+   */
+  private confirmFrom(shown: readonly Checkpoint[]): boolean {
+    let confirm = false;
+    const now = performance.now();
+    for (const c of shown) {
+      const o = BigInt(c.offset);
+      this.seen(c.partition, o);
+      const before = this.shownBefore.get(c.partition);
+      if (before === undefined || before.offset !== o)
+        this.shownBefore.set(c.partition, { offset: o, at: now });
+      if (before !== undefined && before.offset < o) this.notify(c.partition, String(before.offset));
+      else if (
+        before?.offset === o &&
+        now - before.at >= ProjectionWaiter.QUIET_MS &&
+        (this.applied.get(c.partition) ?? -1n) < o
+      )
+        confirm ||= [...this.waiters].some((w) => w.partition === c.partition && w.offset <= o);
+    }
+    return confirm;
+  }
+  /** How long a checkpoint stands still before the waiters it would release are confirmed under its lock. */
+  static readonly QUIET_MS = 20;
+  /** The offset each partition's checkpoint showed at the last poll, and since when. */
+  private readonly shownBefore = new Map<number, { offset: bigint; at: number }>();
 }

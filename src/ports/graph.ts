@@ -180,7 +180,10 @@ export interface ArmQuery {
 
 /** Where the projection stands on each partition of a topic (waiters and status read only this). */
 export interface Checkpoints {
+  /** As the graph shows them now: a checkpoint may show before its transaction is applied whole. */
   checkpoints(topic: string): Promise<Checkpoint[]>;
+  /** Only checkpoints whose transactions are applied whole (each read under its lock): read-your-writes. */
+  checkpointsApplied(topic: string): Promise<Checkpoint[]>;
 }
 
 /** The only writer of the graph: the projector (and a rebuild) fold events in one transaction per batch. */

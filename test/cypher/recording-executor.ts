@@ -38,6 +38,7 @@ export function recordingExecutor(answers: Answers = {}): Executor & { sent: Sen
     },
     write: run,
     readTx: (op, fn) => fn(tx(op)),
+    lockedRead: run,
     writeTx: (op, fn) => fn(tx(op)),
     autoCommit: async (op, cypher, params) => {
       await run(op, cypher, params);

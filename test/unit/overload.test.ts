@@ -87,14 +87,9 @@ describe('OverloadGuard', () => {
 describe('ProjectionWaiter.lagMs', () => {
   it("ages this process's appends until a checkpoint covers them, then reads 0", async () => {
     let applied = -1;
-    const w = new ProjectionWaiter(
-      {
-        checkpoints: () =>
-          Promise.resolve(applied < 0 ? [] : [{ topic: 't', partition: 0, offset: String(applied) }]),
-      },
-      't',
-      1,
-    );
+    const read = () =>
+      Promise.resolve(applied < 0 ? [] : [{ topic: 't', partition: 0, offset: String(applied) }]);
+    const w = new ProjectionWaiter({ checkpoints: read, checkpointsApplied: read }, 't', 1);
     expect(w.lagMs()).toBe(0);
     w.appended(0, '5');
     w.appended(0, '6');
@@ -109,11 +104,64 @@ describe('ProjectionWaiter.lagMs', () => {
   });
 });
 
+describe('ProjectionWaiter read-your-writes', () => {
+  it('a checkpoint the plain read shows releases no waiter until the read under its lock has it', async () => {
+    // The graph shows offset 7 while its transaction is still being applied; the locked read says 6.
+    const cp = (offset: number) => [{ topic: 't', partition: 0, offset: String(offset) }];
+    let whole = 6;
+    let locked = 0;
+    const w = new ProjectionWaiter(
+      {
+        checkpoints: () => Promise.resolve(cp(7)),
+        checkpointsApplied: () => (locked++, Promise.resolve(cp(whole))),
+      },
+      't',
+      1,
+    );
+    let done = false;
+    const waiting = w.waitFor(0, '7', 2_000).then((ok) => ((done = true), ok));
+    await new Promise((r) => setTimeout(r, 40));
+    expect(done).toBe(false);
+    expect(locked).toBeGreaterThan(0);
+    whole = 7;
+    await expect(waiting).resolves.toBe(true);
+    // a waiter the plain read would not release costs no locked read
+    const before = locked;
+    void w.waitFor(0, '9', 50);
+    await new Promise((r) => setTimeout(r, 80));
+    expect(locked).toBe(before);
+    w.close();
+  });
+});
+
+describe('ProjectionWaiter read-your-writes, under load', () => {
+  it('an offset is released without a locked read once a later one shows', async () => {
+    let shown = 5;
+    let locked = 0;
+    const cp = (offset: number) => [{ topic: 't', partition: 0, offset: String(offset) }];
+    const w = new ProjectionWaiter(
+      {
+        checkpoints: () => Promise.resolve(cp(shown++)), // moves at every poll, as under load
+        checkpointsApplied: () => (locked++, Promise.resolve(cp(0))),
+      },
+      't',
+      1,
+    );
+    await expect(w.waitFor(0, '6', 2_000)).resolves.toBe(true);
+    expect(locked).toBe(0);
+    w.close();
+  });
+});
+
 describe('ProjectionWaiter polling', () => {
   /** A waiter over a checkpoint that never moves, counting its polls. */
   const counting = () => {
     const c = { polls: 0 };
-    const w = new ProjectionWaiter({ checkpoints: () => (c.polls++, Promise.resolve([])) }, 't', 5);
+    const w = new ProjectionWaiter(
+      { checkpoints: () => (c.polls++, Promise.resolve([])), checkpointsApplied: () => Promise.resolve([]) },
+      't',
+      5,
+    );
     return { c, w };
   };
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

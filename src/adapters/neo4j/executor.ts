@@ -157,6 +157,33 @@ export class CypherExecutor {
     return this.session('WRITE', op, fn);
   }
 
+  /**
+   * One statement that takes write locks so as to read past transactions still being applied, in a
+   * transaction that is then rolled back: what it wrote is never stored and nothing reaches the log. Why:
+   * Neo4j applies a committed transaction while others read, and releases that transaction's locks only
+   * once it is applied, so a statement that first locks a node (a property of its own, set then removed)
+   * reads what the last holder of that lock left, whole. Not retried: its callers poll.
+   */
+  async lockedRead<R extends RecordShape = RecordShape>(
+    op: string,
+    cypher: string,
+    params: Params = {},
+  ): Promise<QueryResult<R>> {
+    const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
+    try {
+      const tx = session.beginTransaction({ metadata: { op }, timeout: 120_000 });
+      try {
+        return await this.observed(op, cypher, params, () => unstacked(() => tx.run<R>(cypher, params)));
+      } finally {
+        await tx.rollback().catch(() => undefined);
+      }
+    } catch (e) {
+      throw mapError(e, op);
+    } finally {
+      await session.close();
+    }
+  }
+
   /** Schema statements (migrations) cannot share a transaction with data writes. */
   async autoCommit(op: string, cypher: string, params: Params = {}): Promise<void> {
     const session = this.driver.session({ database: this.database, defaultAccessMode: neo4j.session.WRITE });
@@ -346,5 +373,5 @@ export interface Hold {
 /** What the graph adapters use of the executor (a recording fake implements it in test/cypher). */
 export type Executor = Pick<
   CypherExecutor,
-  'read' | 'stream' | 'write' | 'readTx' | 'writeTx' | 'autoCommit' | 'hold' | 'ping' | 'close'
+  'read' | 'stream' | 'write' | 'readTx' | 'writeTx' | 'autoCommit' | 'lockedRead' | 'hold' | 'ping' | 'close'
 >;

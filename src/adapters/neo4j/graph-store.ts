@@ -46,6 +46,7 @@ export class Neo4jGraphStore implements GraphStore {
   // ProjectionStore (and Checkpoints)
   projection: GraphStore['projection'] = (fn) => this.projector.projection(fn);
   checkpoints: GraphStore['checkpoints'] = (topic) => this.projector.checkpoints(topic);
+  checkpointsApplied: GraphStore['checkpointsApplied'] = (topic) => this.projector.checkpointsApplied(topic);
 
   // RecordReads
   record: GraphStore['record'] = (scope, id, asOf) => this.reads.record(scope, id, asOf);
