@@ -147,8 +147,11 @@ export interface ProjectionWrite {
  * together (one round trip instead of several), as `applyBatch` does.
  */
 export interface ProjectionTx {
-  /** Locks the partition's checkpoint row for this transaction and returns its offset (-1 if none). */
-  lockCheckpoint(topic: string, partition: number): Promise<bigint>;
+  /**
+   * Locks the partition's checkpoint row for this transaction and returns its offset (-1 if none).
+   * Refused (UNAVAILABLE, retryable) while a rebuild fences the topic, unless `fence` is that rebuild's.
+   */
+  lockCheckpoint(topic: string, partition: number, fence?: string): Promise<bigint>;
   load(keys: StateKeys): Promise<LoadedState>;
   write(w: ProjectionWrite): Promise<void>;
   /** Moves the checkpoint forward; never backwards. */
@@ -310,6 +313,14 @@ export interface GraphAdmin {
   stateLines(): Promise<{ lines: string[]; nodes: number; relationships: number }>;
   /** Delete all domain state and checkpoints (rebuild into an empty database). */
   wipe(): Promise<void>;
+  /**
+   * Fences the topic's projection for a rebuild and returns the fence's id: once it returns, no projection
+   * transaction of the topic's `partitions` is running and every later one is refused until the fence is
+   * lifted, except the holder's. A newer fence replaces an older one (a rebuild run again after one died).
+   */
+  fenceProjection(topic: string, partitions: number): Promise<string>;
+  /** Lifts the fence if it is still `fence` (a newer rebuild's stays). */
+  liftProjectionFence(topic: string, fence: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -20,6 +20,8 @@ export interface ApplyDeps {
   readonly decode?: (bytes: Uint8Array) => Promise<DecodeResult>;
   /** A replay into an emptied graph (rebuild.ts): keys it never wrote cannot exist and are not loaded. */
   readonly written?: WrittenKeys;
+  /** The rebuild's fence (rebuild.ts): its transactions pass it, every other projector's waits. */
+  readonly fence?: string;
 }
 
 export interface ApplyResult {
@@ -144,7 +146,7 @@ async function applyOneByOne(
 
 async function foldInto(
   tx: ProjectionTx,
-  { topic, written }: Pick<ApplyDeps, 'topic' | 'written'>,
+  { topic, written, fence }: Pick<ApplyDeps, 'topic' | 'written' | 'fence'>,
   partition: number,
   decoded: ReadonlyArray<{ offset: bigint; event: LedgerEvent }>,
   lastOffset: bigint,
@@ -155,7 +157,7 @@ async function foldInto(
   // under the lock; the events it proves applied already were loaded for nothing, and nothing of theirs
   // is written (the fold writes only what it changed).
   const [cp, loaded] = await Promise.all([
-    tx.lockCheckpoint(topic, partition),
+    tx.lockCheckpoint(topic, partition, fence),
     decoded.length > 0 ? loadWithTargets(tx, keysOf(decoded.map((d) => d.event)), written) : null,
   ]);
   const todo = decoded.filter((d) => d.offset > cp);

@@ -14,7 +14,13 @@ export interface RebuildReport {
 
 /**
  * Replays the whole ledger into an emptied graph through the same `applyBatch` the projector uses, then
- * returns the canonical state hash. Stop the projector first: both would write the same checkpoints.
+ * returns the canonical state hash. Projectors may keep running: the topic's projection is fenced first
+ * (GraphAdmin.fenceProjection), so theirs wait, refused as retryable, until the replay is done and the
+ * fence lifted, then skip what it applied. Unfenced, a projector went on applying the events it fetched
+ * next onto the emptied graph and moved their checkpoint past everything before them, which the replay
+ * then skipped (test/int/rebuild-fence.test.ts). A rebuild that fails or dies leaves the fence up: the
+ * graph then holds part of the ledger, and only a rebuild run again (which takes the fence over) makes it
+ * whole.
  * Two things make a replay cheaper than live projection, and neither changes what is written:
  * - batches of `batchMax` events per partition, gathered across the broker's fetches (a fetch holds what
  *   fits in its byte limit): the graph's cost per event falls with the batch (measured: 20k events took
@@ -23,14 +29,16 @@ export interface RebuildReport {
  */
 export async function rebuild(
   ledger: Ledger,
-  store: ProjectionStore & Pick<GraphAdmin, 'migrate' | 'stateHash' | 'wipe'>,
+  store: ProjectionStore &
+    Pick<GraphAdmin, 'migrate' | 'stateHash' | 'wipe' | 'fenceProjection' | 'liftProjectionFence'>,
   topic: string,
   batchMax: number,
   progress: (events: number) => void = () => undefined,
   decode?: ApplyDeps['decode'],
 ): Promise<RebuildReport> {
-  await store.wipe();
   await store.migrate();
+  const fence = await store.fenceProjection(topic, (await ledger.offsets()).length);
+  await store.wipe();
   const t0 = performance.now();
   let events = 0;
   const deps: ApplyDeps = {
@@ -38,6 +46,7 @@ export async function rebuild(
     topic,
     deadLetter: (d) => ledger.deadLetter(d),
     written: new WrittenKeys(),
+    fence,
     ...(decode ? { decode } : {}),
   };
   const pending = new Map<number, LedgerMessage[]>();
@@ -60,6 +69,7 @@ export async function rebuild(
   }, batchMax);
   for (const partition of [...pending.keys()]) await flush(partition);
   const seconds = (performance.now() - t0) / 1000;
+  await store.liftProjectionFence(topic, fence);
   const h = await store.stateHash();
   return { events, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0, ...h };
 }

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Record as Neo4jRecord } from 'neo4j-driver';
 import { canonicalJson } from '../../domain/canonical.ts';
 import { MultisetHash } from '../../domain/multiset-hash.ts';
@@ -158,6 +159,43 @@ export class Neo4jGraphAdmin implements GraphAdmin {
       );
       if (Number(res.records[0]?.get('c') ?? 0) === 0) return;
     }
+  }
+
+  /**
+   * The fence is set in one transaction that then takes the lock of each partition's checkpoint (creating
+   * those not there yet, under their key's constraint): it waits for every projection transaction running,
+   * and each later one, taking its checkpoint's lock first, reads the fence whole (projection-store.ts).
+   * The node is not domain state: the wipe keeps it and the state hash leaves it out.
+   */
+  async fenceProjection(topic: string, partitions: number): Promise<string> {
+    const id = randomUUID();
+    await this.db.write(
+      'projection.fence',
+      `MERGE (f:ProjectionFence {topic: $topic})
+       SET f.id = $id, f.since = $since
+       WITH f
+       UNWIND $partitions AS p
+       MERGE (c:Checkpoint {topic: $topic, partition: p})
+       ON CREATE SET c.offset = -1
+       SET c.lockedBy = p
+       REMOVE c.lockedBy
+       RETURN count(c) AS c`,
+      {
+        topic,
+        id,
+        since: new Date().toISOString(),
+        partitions: Array.from({ length: partitions }, (_, p) => p),
+      },
+    );
+    return id;
+  }
+
+  async liftProjectionFence(topic: string, fence: string): Promise<void> {
+    await this.db.write(
+      'projection.unfence',
+      'MATCH (f:ProjectionFence {topic: $topic, id: $fence}) DELETE f',
+      { topic, fence },
+    );
   }
 
   close(): Promise<void> {

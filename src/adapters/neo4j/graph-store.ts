@@ -97,5 +97,9 @@ export class Neo4jGraphStore implements GraphStore {
   stateHash: GraphStore['stateHash'] = () => this.admin.stateHash();
   stateLines: GraphStore['stateLines'] = () => this.admin.stateLines();
   wipe: GraphStore['wipe'] = () => this.admin.wipe();
+  fenceProjection: GraphStore['fenceProjection'] = (topic, partitions) =>
+    this.admin.fenceProjection(topic, partitions);
+  liftProjectionFence: GraphStore['liftProjectionFence'] = (topic, fence) =>
+    this.admin.liftProjectionFence(topic, fence);
   close: GraphStore['close'] = () => this.admin.close();
 }

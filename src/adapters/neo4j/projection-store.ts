@@ -7,6 +7,7 @@ import type {
   ProjectionWrite,
   StateKeys,
 } from '../../ports/graph.ts';
+import { MuninnError } from '../../domain/errors.ts';
 import { relType, type Executor, type Tx } from './executor.ts';
 import { ENTITY_STAMP, namespaceKey, SAME_AS_STAMP } from './scope.ts';
 import {
@@ -75,20 +76,38 @@ export class Neo4jProjectionStore implements ProjectionStore {
 class Neo4jProjectionTx implements ProjectionTx {
   constructor(private readonly tx: Tx) {}
 
-  async lockCheckpoint(topic: string, partition: number): Promise<bigint> {
+  async lockCheckpoint(topic: string, partition: number, fence?: string): Promise<bigint> {
     // The SET takes the node's write lock: a second projector on the same partition waits here, and only
     // then reads the offset (RETURN), so it sees what the other committed and skips it. The lock is taken
     // with a property of its own: `SET c.offset = c.offset` read the offset before it waited, and wrote
-    // that old value back (test/contract/checkpoint-lock.test.ts).
+    // that old value back (test/contract/checkpoint-lock.test.ts). A rebuild's fence is read after the
+    // lock: the fence was set under every checkpoint's lock (admin.ts), so it is seen whole.
     const res = await this.tx.run(
       `MERGE (c:Checkpoint {topic: $topic, partition: $partition})
        ON CREATE SET c.offset = -1
        SET c.lockedBy = $partition
        REMOVE c.lockedBy
-       RETURN c.offset AS o`,
+       WITH c
+       OPTIONAL MATCH (f:ProjectionFence {topic: $topic})
+       RETURN c.offset AS o, f.id AS fence, f.since AS since`,
       { topic, partition },
     );
-    return BigInt(res.records[0]!.get('o') as number);
+    const row = res.records[0]!;
+    const held = row.get('fence') as string | null;
+    if (fence !== undefined && held !== fence)
+      // A rebuild whose fence another took over stops: the newer one replays the ledger again.
+      throw new MuninnError('UNAVAILABLE', `this rebuild's fence on ${topic} was taken over`, {
+        fence,
+        held,
+      });
+    if (fence === undefined && held !== null)
+      throw new MuninnError(
+        'UNAVAILABLE',
+        `the projection of ${topic} is fenced by a rebuild (${held}, since ${String(row.get('since'))}); ` +
+          'it resumes when that rebuild has replayed the ledger (if it died, run `muninn rebuild` again)',
+        { fence: held },
+      );
+    return BigInt(row.get('o') as number);
   }
 
   async setCheckpoint(topic: string, partition: number, offset: bigint): Promise<void> {
