@@ -1,5 +1,6 @@
 import type { GraphAdmin, ProjectionStore } from '../ports/graph.ts';
 import type { Ledger, LedgerMessage } from '../ports/ledger.ts';
+import { isMuninnError, MuninnError } from '../domain/errors.ts';
 import { applyBatch, type ApplyDeps } from './apply.ts';
 import { WrittenKeys } from './written-keys.ts';
 
@@ -38,6 +39,33 @@ export async function rebuild(
 ): Promise<RebuildReport> {
   await store.migrate();
   const fence = await store.fenceProjection(topic, (await ledger.offsets()).length);
+  let report: Awaited<ReturnType<typeof replay>>;
+  try {
+    report = await replay(ledger, store, topic, batchMax, progress, { decode, fence });
+    await store.liftProjectionFence(topic, fence);
+  } catch (e) {
+    throw leftFenced(topic, e);
+  }
+  return { ...report, ...(await store.stateHash()) };
+}
+
+/** A failure once the fence is up keeps its code, and says what the operator has to do. */
+function leftFenced(topic: string, e: unknown): MuninnError {
+  const hint = `the projection of ${topic} stays fenced (its projectors wait) until a rebuild completes: run \`muninn rebuild\` again`;
+  const message = `${e instanceof Error ? e.message : String(e)}; ${hint}`;
+  return isMuninnError(e)
+    ? new MuninnError(e.code, message, e.details, { cause: e })
+    : new MuninnError('INTERNAL', message, {}, { cause: e });
+}
+
+async function replay(
+  ledger: Ledger,
+  store: ProjectionStore & Pick<GraphAdmin, 'wipe'>,
+  topic: string,
+  batchMax: number,
+  progress: (events: number) => void,
+  o: { readonly decode: ApplyDeps['decode'] | undefined; readonly fence: string },
+): Promise<Pick<RebuildReport, 'events' | 'seconds' | 'eventsPerSecond'>> {
   await store.wipe();
   const t0 = performance.now();
   let events = 0;
@@ -46,8 +74,8 @@ export async function rebuild(
     topic,
     deadLetter: (d) => ledger.deadLetter(d),
     written: new WrittenKeys(),
-    fence,
-    ...(decode ? { decode } : {}),
+    fence: o.fence,
+    ...(o.decode ? { decode: o.decode } : {}),
   };
   const pending = new Map<number, LedgerMessage[]>();
   const flush = async (partition: number) => {
@@ -69,7 +97,5 @@ export async function rebuild(
   }, batchMax);
   for (const partition of [...pending.keys()]) await flush(partition);
   const seconds = (performance.now() - t0) / 1000;
-  await store.liftProjectionFence(topic, fence);
-  const h = await store.stateHash();
-  return { events, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0, ...h };
+  return { events, seconds, eventsPerSecond: seconds > 0 ? events / seconds : 0 };
 }

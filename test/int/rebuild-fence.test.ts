@@ -190,4 +190,25 @@ describe('a rebuild fences the projection it replays', () => {
     // A projector, holding no fence, applies again (and skips what the rebuild applied).
     expect((await applyBatch(deps(), partition, one)).applied).toBe(0);
   });
+  it('a rebuild that fails leaves the fence up and says so; a rebuild run again completes and lifts it', async () => {
+    // The graph store as the rebuild sees it, with a wipe that fails once the fence is up.
+    const failing = { ...store, wipe: () => Promise.reject(new Error('the wipe ran out of memory')) };
+    const failed = await rebuild(ledger, failing, topic, 500, undefined, decode).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(String((failed as Error).message)).toMatch(
+      /the wipe ran out of memory; the projection of .* stays fenced .* run `muninn rebuild` again/,
+    );
+    const { all, partition, one } = await ledgerMessages();
+    const refused = await applyBatch(deps(), partition, one).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(isMuninnError(refused) && refused.code).toBe('UNAVAILABLE');
+    const report = await rebuild(ledger, store, topic, 500, undefined, decode);
+    expect(report.events).toBe(all.length);
+    expect(await recordCount()).toBe(n);
+    expect((await applyBatch(deps(), partition, one)).applied).toBe(0);
+  });
 });
