@@ -6,6 +6,7 @@ import type { EmbeddingModelCount, GraphAdmin } from '../../ports/graph.ts';
 import type { Executor } from './executor.ts';
 import { withMigrationLock } from './migration-lock.ts';
 import { applyMigrations, migrationsApplied } from './migrations.ts';
+import { LOCK_CHECKPOINT } from './projection-store.ts';
 import { scopeTerms } from './scope.ts';
 
 /** A node's stable key in the canonical dump (records, entities, episodes by id; revisions and chunks by parent). */
@@ -177,8 +178,7 @@ export class Neo4jGraphAdmin implements GraphAdmin {
        UNWIND $partitions AS p
        MERGE (c:Checkpoint {topic: $topic, partition: p})
        ON CREATE SET c.offset = -1
-       SET c.lockedBy = p
-       REMOVE c.lockedBy
+       ${LOCK_CHECKPOINT('p')}
        RETURN count(c) AS c`,
       {
         topic,

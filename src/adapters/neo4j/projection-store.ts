@@ -34,6 +34,15 @@ export const LOAD_RECORDS = `UNWIND $keys AS k MATCH (n:Record {tenant: k.tenant
                      RETURN {type: type(r), target: t.id, kind: CASE WHEN t:Entity THEN 'ENTITY' ELSE 'RECORD' END,
                              props: properties(r)} AS rel ORDER BY rel.props.eventId } AS rels`;
 
+/**
+ * Takes the write lock of checkpoint `c` inside a statement, with a property of its own set then removed:
+ * `SET c.offset = c.offset` read the offset before it waited, and wrote that old value back
+ * (test/contract/checkpoint-lock.test.ts). What the statement reads of `c` after this is what the lock's
+ * last holder left, applied whole.
+ */
+export const LOCK_CHECKPOINT = (by: string): string => `SET c.lockedBy = ${by}
+       REMOVE c.lockedBy`;
+
 /** The only writer of the graph: one write transaction per batch (the projector, a rebuild), and the checkpoints. */
 export class Neo4jProjectionStore implements ProjectionStore {
   constructor(private readonly db: Executor) {}
@@ -64,8 +73,7 @@ export class Neo4jProjectionStore implements ProjectionStore {
       'checkpoints.applied',
       `MATCH (c:Checkpoint {topic: $topic})
        WITH c ORDER BY c.partition
-       SET c.lockedBy = c.partition
-       REMOVE c.lockedBy
+       ${LOCK_CHECKPOINT('c.partition')}
        RETURN c.partition AS p, c.offset AS o`,
       { topic },
     );
@@ -77,16 +85,13 @@ class Neo4jProjectionTx implements ProjectionTx {
   constructor(private readonly tx: Tx) {}
 
   async lockCheckpoint(topic: string, partition: number, fence?: string): Promise<bigint> {
-    // The SET takes the node's write lock: a second projector on the same partition waits here, and only
-    // then reads the offset (RETURN), so it sees what the other committed and skips it. The lock is taken
-    // with a property of its own: `SET c.offset = c.offset` read the offset before it waited, and wrote
-    // that old value back (test/contract/checkpoint-lock.test.ts). A rebuild's fence is read after the
+    // The lock: a second projector on the same partition waits here, and only then reads the offset
+    // (RETURN), so it sees what the other committed and skips it. A rebuild's fence is read after the
     // lock: the fence was set under every checkpoint's lock (admin.ts), so it is seen whole.
     const res = await this.tx.run(
       `MERGE (c:Checkpoint {topic: $topic, partition: $partition})
        ON CREATE SET c.offset = -1
-       SET c.lockedBy = $partition
-       REMOVE c.lockedBy
+       ${LOCK_CHECKPOINT('$partition')}
        WITH c
        OPTIONAL MATCH (f:ProjectionFence {topic: $topic})
        RETURN c.offset AS o, f.id AS fence, f.since AS since`,
