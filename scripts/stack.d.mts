@@ -26,3 +26,14 @@ export function restartService(
   name: 'neo4j' | 'kafka',
   o?: { log?: ((m: string) => void) | false; hard?: boolean; downMs?: number },
 ): Promise<void>;
+/** A Neo4j start's deadline so far and the recovery lines of its debug.log already seen. */
+export interface RecoveryWait {
+  deadline: number;
+  seen: number;
+}
+export function recoveryDeadline(
+  wait: RecoveryWait,
+  debugText: string,
+  now: number,
+  timeoutMs: number,
+): RecoveryWait & { note: string };

@@ -32,6 +32,7 @@ const LIB = path.join(STACK, 'lib');
 const DATA = path.join(STACK, 'data');
 const RUN = path.join(STACK, 'run');
 const LOGS = path.join(STACK, 'logs');
+const DEBUG_LOG = path.join(LOGS, 'neo4j', 'debug.log');
 const POM = path.join(ROOT, 'stack', 'pom.xml');
 const LAUNCHER_SRC = path.join(ROOT, 'stack', 'Neo4jLauncher.java');
 const KAFKA_TEMPLATE = path.join(ROOT, 'streams', 'kafka', 'server.properties');
@@ -308,14 +309,8 @@ function diagnostics(name, proc) {
       })();
   let msg = `see ${rel(logFile(name))}` + (own.trim() ? `:\n${lastLines(own, 25)}` : ' (no output yet)');
   if (name === 'neo4j') {
-    const debugLog = path.join(LOGS, 'neo4j', 'debug.log');
-    try {
-      const text = fs
-        .readFileSync(debugLog)
-        .subarray(proc?.debugOffset ?? 0)
-        .toString('utf8');
-      if (text.trim()) msg += `\n--- ${rel(debugLog)} ---\n${lastLines(text, 15)}`;
-    } catch {}
+    const text = logSince(name, proc?.debugOffset ?? 0, { debug: true });
+    if (text.trim()) msg += `\n--- ${rel(DEBUG_LOG)} ---\n${lastLines(text, 15)}`;
   }
   return msg;
 }
@@ -507,7 +502,7 @@ function spawnDetached(name, args) {
   const state = { exited: null, spawnError: null };
   let debugOffset = 0;
   try {
-    if (name === 'neo4j') debugOffset = fs.statSync(path.join(LOGS, 'neo4j', 'debug.log')).size;
+    if (name === 'neo4j') debugOffset = fs.statSync(DEBUG_LOG).size;
   } catch {}
   child.on('error', (e) => (state.spawnError = e));
   child.on('exit', (code, sig) => (state.exited = code ?? sig));
@@ -516,9 +511,10 @@ function spawnDetached(name, args) {
   return { child, state, offset, debugOffset };
 }
 
-function logSince(name, offset) {
+/** What a service's console log (or, with `debug`, Neo4j's debug.log) holds past `offset`; '' if none. */
+function logSince(name, offset, { debug = false } = {}) {
   try {
-    const fd = fs.openSync(logFile(name), 'r');
+    const fd = fs.openSync(debug ? DEBUG_LOG : logFile(name), 'r');
     try {
       const size = fs.fstatSync(fd).size;
       const buf = Buffer.alloc(Math.max(0, size - offset));
@@ -532,9 +528,30 @@ function logSince(name, offset) {
   }
 }
 
-async function waitReady(name, cfg, { deadline, proc, abort }) {
+/**
+ * The deadline of a Neo4j start, moved on by its progress in recovering its transaction logs, read from
+ * the part of debug.log written since it was spawned: `[o.n.k.r.Recovery]` lines (one at the start, then
+ * one per tenth done). `wait` holds the deadline so far and the lines already seen; the answer's `note` is
+ * the newest line's text when it found more lines than seen, else ''.
+ *
+ * Why: after an unclean stop (a SIGKILL, a crash, a stop that outlived its grace) Neo4j replays its
+ * transaction logs before it answers, and on a big graph that outlasts STACK_START_TIMEOUT_S. Killing it
+ * then throws the replay away (the next start begins it again from the same checkpoint), so a fixed
+ * deadline can never be met: `up` after such a stop failed every time on a 4.3 GB graph here. Each new
+ * recovery line moves the deadline to a whole timeout from then; a start that stops making progress
+ * still fails one timeout after its last line.
+ */
+export function recoveryDeadline(wait, debugText, now, timeoutMs) {
+  const lines = debugText.match(/^.*\[o\.n\.k\.r\.Recovery\].*$/gm) ?? [];
+  if (lines.length <= wait.seen) return { ...wait, note: '' };
+  const note = lines.at(-1).replace(/^.*\[o\.n\.k\.r\.Recovery\]\s*(\[[^\]]*\])?\s*/, '');
+  return { deadline: Math.max(wait.deadline, now + timeoutMs), seen: lines.length, note };
+}
+
+async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
   const { title } = SERVICES[name];
   const port = servicePort(name, cfg);
+  let wait = { deadline, seen: 0 };
   for (;;) {
     if (abort?.aborted) throw new Error(`${title} start aborted: ${abort.reason}`);
     if (proc?.state.spawnError)
@@ -549,9 +566,17 @@ async function waitReady(name, cfg, { deadline, proc, abort }) {
         ? logSince(name, proc.offset).includes('NEO4J READY') && (await boltAnswers(port))
         : await serviceAnswers(name, cfg);
     if (ready) return;
-    if (Date.now() > deadline) {
+    if (name === 'neo4j' && proc) {
+      const debugText = logSince(name, proc.debugOffset, { debug: true });
+      wait = recoveryDeadline(wait, debugText, Date.now(), cfg.timeoutMs);
+      if (wait.note)
+        log(`${title} is recovering its transaction logs (${wait.note}); waiting while it progresses`);
+    }
+    if (Date.now() > wait.deadline) {
       throw new Error(
-        `${title} did not become ready on ${HOST}:${port} within ${cfg.timeoutMs / 1000}s; ${diagnostics(name, proc)}`,
+        `${title} did not become ready on ${HOST}:${port} within ${cfg.timeoutMs / 1000}s` +
+          (wait.seen ? ' of its last recovery progress' : '') +
+          `; ${diagnostics(name, proc)}`,
       );
     }
     await sleep(200);
@@ -620,7 +645,7 @@ async function startService(name, cfg, plan, log, abort) {
   log(`starting ${title} on ${HOST}:${port} (log ${rel(logFile(name))})`);
   const proc = spawnDetached(name, args);
   try {
-    await waitReady(name, cfg, { deadline, proc, abort });
+    await waitReady(name, cfg, { deadline, proc, abort, log });
   } catch (e) {
     if (abort && !abort.aborted) Object.assign(abort, { aborted: true, reason: `${title} failed` });
     if (proc.child.pid && proc.state.exited === null) await stopPid(name, proc.child.pid, log, 10_000);

@@ -1,0 +1,48 @@
+// The local stack's start deadline after an unclean stop: Neo4j recovering its transaction logs keeps the
+// wait going while it progresses (scripts/stack.mjs, recoveryDeadline), and only then.
+import { describe, expect, it } from 'vitest';
+import { recoveryDeadline } from '../../scripts/stack.mjs';
+
+const line = (time: string, text: string, logger = 'o.n.k.r.Recovery') =>
+  `2026-12-07 ${time}.000+0000 INFO  [${logger}] [neo4j/3ddbb1bd] ${text}`;
+
+const started = [
+  line('16:54:30', 'Starting...', 'o.n.g.f.m.GlobalModule'),
+  line('16:54:40', 'Recovery required from position LogPosition{logVersion=217}', 'o.n.k.d.Database'),
+].join('\n');
+const recovering = [
+  started,
+  line('16:54:41', 'TransactionLogsRecovery'),
+  line('16:54:51', ' 10% completed'),
+].join('\n');
+
+const T0 = 1_000_000;
+const TIMEOUT = 120_000;
+
+describe('the start deadline of a recovering Neo4j', () => {
+  it('does not move while debug.log shows no recovery line, whatever else it logs', () => {
+    const wait = recoveryDeadline({ deadline: T0, seen: 0 }, started, T0 + 100_000, TIMEOUT);
+    expect(wait).toEqual({ deadline: T0, seen: 0, note: '' });
+  });
+
+  it('moves to a whole timeout after the newest recovery line, and names its progress', () => {
+    const wait = recoveryDeadline({ deadline: T0, seen: 0 }, recovering, T0 + 100_000, TIMEOUT);
+    expect(wait).toEqual({ deadline: T0 + 100_000 + TIMEOUT, seen: 2, note: '10% completed' });
+  });
+
+  it('does not move again until a further recovery line appears', () => {
+    const first = recoveryDeadline({ deadline: T0, seen: 0 }, recovering, T0 + 100_000, TIMEOUT);
+    const idle = recoveryDeadline(first, recovering, T0 + 200_000, TIMEOUT);
+    expect(idle.deadline).toBe(first.deadline);
+    expect(idle.note).toBe('');
+    const more = `${recovering}\n${line('16:58:33', ' 90% completed')}`;
+    const next = recoveryDeadline(idle, more, T0 + 200_000, TIMEOUT);
+    expect(next).toEqual({ deadline: T0 + 200_000 + TIMEOUT, seen: 3, note: '90% completed' });
+  });
+
+  it('never shortens a deadline that is already later', () => {
+    const wait = recoveryDeadline({ deadline: T0 + 500_000, seen: 0 }, recovering, T0, TIMEOUT);
+    expect(wait.deadline).toBe(T0 + 500_000);
+    expect(wait.seen).toBe(2);
+  });
+});
