@@ -500,16 +500,15 @@ function spawnDetached(name, args) {
     fs.closeSync(fd);
   }
   const state = { exited: null, spawnError: null };
-  let debugOffset = 0;
-  try {
-    if (name === 'neo4j') debugOffset = fs.statSync(DEBUG_LOG).size;
-  } catch {}
+  const debugOffset = name === 'neo4j' ? debugLogSize() : 0;
   child.on('error', (e) => (state.spawnError = e));
   child.on('exit', (code, sig) => (state.exited = code ?? sig));
   child.unref();
   if (child.pid) fs.writeFileSync(pidFile(name), `${child.pid}\n`);
   return { child, state, offset, debugOffset };
 }
+
+const debugLogSize = () => fs.statSync(DEBUG_LOG, { throwIfNoEntry: false })?.size ?? 0;
 
 /** What a service's console log (or, with `debug`, Neo4j's debug.log) holds past `offset`; '' if none. */
 function logSince(name, offset, { debug = false } = {}) {
@@ -552,6 +551,8 @@ async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
   const { title } = SERVICES[name];
   const port = servicePort(name, cfg);
   let wait = { deadline, seen: 0 };
+  // A Neo4j of ours already running (reused) may be recovering too: its lines from now on count.
+  const recoveryFrom = name === 'neo4j' ? (proc?.debugOffset ?? debugLogSize()) : null;
   for (;;) {
     if (abort?.aborted) throw new Error(`${title} start aborted: ${abort.reason}`);
     if (proc?.state.spawnError)
@@ -566,8 +567,8 @@ async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
         ? logSince(name, proc.offset).includes('NEO4J READY') && (await boltAnswers(port))
         : await serviceAnswers(name, cfg);
     if (ready) return;
-    if (name === 'neo4j' && proc) {
-      const debugText = logSince(name, proc.debugOffset, { debug: true });
+    if (recoveryFrom !== null) {
+      const debugText = logSince(name, recoveryFrom, { debug: true });
       wait = recoveryDeadline(wait, debugText, Date.now(), cfg.timeoutMs);
       if (wait.note)
         log(`${title} is recovering its transaction logs (${wait.note}); waiting while it progresses`);
@@ -618,7 +619,7 @@ async function startService(name, cfg, plan, log, abort) {
   if (plan.action === 'reuse') {
     if (!(await serviceAnswers(name, cfg)))
       log(`${title} (pid ${plan.pid}) is running but not answering on ${HOST}:${port} yet; waiting`);
-    await waitReady(name, cfg, { deadline, abort });
+    await waitReady(name, cfg, { deadline, abort, log });
     log(`${title} already running (pid ${plan.pid}) on ${HOST}:${port}`);
     return 'reused';
   }
