@@ -26,10 +26,10 @@ export function restartService(
   name: 'neo4j' | 'kafka',
   o?: { log?: ((m: string) => void) | false; hard?: boolean; downMs?: number },
 ): Promise<void>;
-/** A Neo4j start's deadline so far and the recovery lines of its debug.log already seen. */
+/** A Neo4j start's deadline so far and the newest recovery line of its debug.log seen ('' for none). */
 export interface RecoveryWait {
   deadline: number;
-  seen: number;
+  last: string;
 }
 export function recoveryDeadline(
   wait: RecoveryWait,

@@ -516,8 +516,9 @@ function logSince(name, offset, { debug = false } = {}) {
     const fd = fs.openSync(debug ? DEBUG_LOG : logFile(name), 'r');
     try {
       const size = fs.fstatSync(fd).size;
-      const buf = Buffer.alloc(Math.max(0, size - offset));
-      fs.readSync(fd, buf, 0, buf.length, offset);
+      const from = size < offset ? 0 : offset; // smaller than it was: rotated, so all of it is new
+      const buf = Buffer.alloc(size - from);
+      fs.readSync(fd, buf, 0, buf.length, from);
       return buf.toString('utf8');
     } finally {
       fs.closeSync(fd);
@@ -528,10 +529,10 @@ function logSince(name, offset, { debug = false } = {}) {
 }
 
 /**
- * The deadline of a Neo4j start, moved on by its progress in recovering its transaction logs, read from
- * the part of debug.log written since it was spawned: `[o.n.k.r.Recovery]` lines (one at the start, then
- * one per tenth done). `wait` holds the deadline so far and the lines already seen; the answer's `note` is
- * the newest line's text when it found more lines than seen, else ''.
+ * The deadline of a Neo4j start, moved on by its progress in recovering its transaction logs: the
+ * `[o.n.k.r.Recovery]` lines of debug.log written since the wait began (one at the recovery's start, then
+ * one per tenth done, each with its time). `wait` holds the deadline so far and the newest such line seen;
+ * when `debugText` ends with another one, the deadline moves and `note` is that line's text, else ''.
  *
  * Why: after an unclean stop (a SIGKILL, a crash, a stop that outlived its grace) Neo4j replays its
  * transaction logs before it answers, and on a big graph that outlasts STACK_START_TIMEOUT_S. Killing it
@@ -541,16 +542,16 @@ function logSince(name, offset, { debug = false } = {}) {
  * still fails one timeout after its last line.
  */
 export function recoveryDeadline(wait, debugText, now, timeoutMs) {
-  const lines = debugText.match(/^.*\[o\.n\.k\.r\.Recovery\].*$/gm) ?? [];
-  if (lines.length <= wait.seen) return { ...wait, note: '' };
-  const note = lines.at(-1).replace(/^.*\[o\.n\.k\.r\.Recovery\]\s*(\[[^\]]*\])?\s*/, '');
-  return { deadline: Math.max(wait.deadline, now + timeoutMs), seen: lines.length, note };
+  const last = debugText.match(/^.*\[o\.n\.k\.r\.Recovery\].*$/gm)?.at(-1) ?? '';
+  if (!last || last === wait.last) return { ...wait, note: '' };
+  const note = last.replace(/^.*\[o\.n\.k\.r\.Recovery\]\s*(\[[^\]]*\])?\s*/, '');
+  return { deadline: Math.max(wait.deadline, now + timeoutMs), last, note };
 }
 
 async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
   const { title } = SERVICES[name];
   const port = servicePort(name, cfg);
-  let wait = { deadline, seen: 0 };
+  let wait = { deadline, last: '' };
   // A Neo4j of ours already running (reused) may be recovering too: its lines from now on count.
   const recoveryFrom = name === 'neo4j' ? (proc?.debugOffset ?? debugLogSize()) : null;
   for (;;) {
@@ -576,7 +577,7 @@ async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
     if (Date.now() > wait.deadline) {
       throw new Error(
         `${title} did not become ready on ${HOST}:${port} within ${cfg.timeoutMs / 1000}s` +
-          (wait.seen ? ' of its last recovery progress' : '') +
+          (wait.last ? ' of its last recovery progress' : '') +
           `; ${diagnostics(name, proc)}`,
       );
     }

@@ -10,39 +10,49 @@ const started = [
   line('16:54:30', 'Starting...', 'o.n.g.f.m.GlobalModule'),
   line('16:54:40', 'Recovery required from position LogPosition{logVersion=217}', 'o.n.k.d.Database'),
 ].join('\n');
-const recovering = [
-  started,
-  line('16:54:41', 'TransactionLogsRecovery'),
-  line('16:54:51', ' 10% completed'),
-].join('\n');
+const tenth = line('16:54:51', ' 10% completed');
+const recovering = [started, line('16:54:41', 'TransactionLogsRecovery'), tenth].join('\n');
 
 const T0 = 1_000_000;
 const TIMEOUT = 120_000;
+const fresh = { deadline: T0, last: '' };
 
 describe('the start deadline of a recovering Neo4j', () => {
   it('does not move while debug.log shows no recovery line, whatever else it logs', () => {
-    const wait = recoveryDeadline({ deadline: T0, seen: 0 }, started, T0 + 100_000, TIMEOUT);
-    expect(wait).toEqual({ deadline: T0, seen: 0, note: '' });
+    const wait = recoveryDeadline(fresh, started, T0 + 100_000, TIMEOUT);
+    expect(wait).toEqual({ ...fresh, note: '' });
   });
 
   it('moves to a whole timeout after the newest recovery line, and names its progress', () => {
-    const wait = recoveryDeadline({ deadline: T0, seen: 0 }, recovering, T0 + 100_000, TIMEOUT);
-    expect(wait).toEqual({ deadline: T0 + 100_000 + TIMEOUT, seen: 2, note: '10% completed' });
+    const wait = recoveryDeadline(fresh, recovering, T0 + 100_000, TIMEOUT);
+    expect(wait).toEqual({ deadline: T0 + 100_000 + TIMEOUT, last: tenth, note: '10% completed' });
   });
 
   it('does not move again until a further recovery line appears', () => {
-    const first = recoveryDeadline({ deadline: T0, seen: 0 }, recovering, T0 + 100_000, TIMEOUT);
-    const idle = recoveryDeadline(first, recovering, T0 + 200_000, TIMEOUT);
+    const first = recoveryDeadline(fresh, recovering, T0 + 100_000, TIMEOUT);
+    const idle = recoveryDeadline(
+      first,
+      `${recovering}\n${line('16:55:00', 'other', 'o.n.k.a.Foo')}`,
+      T0 + 200_000,
+      TIMEOUT,
+    );
     expect(idle.deadline).toBe(first.deadline);
     expect(idle.note).toBe('');
-    const more = `${recovering}\n${line('16:58:33', ' 90% completed')}`;
-    const next = recoveryDeadline(idle, more, T0 + 200_000, TIMEOUT);
-    expect(next).toEqual({ deadline: T0 + 200_000 + TIMEOUT, seen: 3, note: '90% completed' });
+    const ninety = line('16:58:33', ' 90% completed');
+    const next = recoveryDeadline(idle, `${recovering}\n${ninety}`, T0 + 200_000, TIMEOUT);
+    expect(next).toEqual({ deadline: T0 + 200_000 + TIMEOUT, last: ninety, note: '90% completed' });
+  });
+
+  it('counts a line in a rotated debug.log that holds fewer recovery lines than before', () => {
+    const first = recoveryDeadline(fresh, recovering, T0 + 100_000, TIMEOUT);
+    const twenty = line('16:55:10', ' 20% completed');
+    const next = recoveryDeadline(first, twenty, T0 + 150_000, TIMEOUT);
+    expect(next).toEqual({ deadline: T0 + 150_000 + TIMEOUT, last: twenty, note: '20% completed' });
   });
 
   it('never shortens a deadline that is already later', () => {
-    const wait = recoveryDeadline({ deadline: T0 + 500_000, seen: 0 }, recovering, T0, TIMEOUT);
+    const wait = recoveryDeadline({ deadline: T0 + 500_000, last: '' }, recovering, T0, TIMEOUT);
     expect(wait.deadline).toBe(T0 + 500_000);
-    expect(wait.seen).toBe(2);
+    expect(wait.last).toBe(tenth);
   });
 });
