@@ -4,8 +4,14 @@ import { HeldRows, rowCount } from '../../src/adapters/neo4j/ranked-memo.ts';
 import { StampSettling } from '../../src/adapters/neo4j/stamp-settling.ts';
 import { recordingExecutor } from './recording-executor.ts';
 
-/** Stamps trusted as soon as read: these cases are about what is loaded and held, not when a stamp settles. */
-const atOnce = () => new StampSettling(() => Date.now(), 0);
+/**
+ * Stamps trusted as soon as read: these cases are about what is loaded and held, not when a stamp settles.
+ * Its clock stands still: an order is held only if its stamps had settled when its statement started
+ * (anchor-orders.ts), and with a moving clock a statement that spans a millisecond saw its stamps first
+ * after that, so the order was not held (CI failed this case once that way; a clock ticking per call
+ * fails it every time).
+ */
+const atOnce = () => new StampSettling(() => 0, 0);
 
 /** What the graph arm's orders keep in process (anchor-orders.ts), with the Neo4j side recorded. */
 const rows = [
