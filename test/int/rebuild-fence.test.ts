@@ -66,14 +66,15 @@ async function until(what: string, ok: () => Promise<boolean>, ms = 60_000): Pro
   }
 }
 
-/** The ledger's messages, and those of one partition holding some (which ones hold any: the tenants' keys). */
+/**
+ * The ledger's messages, and those of the first message's partition: one that holds some (which
+ * partitions hold any depends on how the tenants' keys hash).
+ */
 async function ledgerMessages(): Promise<{ all: LedgerMessage[]; partition: number; one: LedgerMessage[] }> {
   const all: LedgerMessage[] = [];
   await ledger.readAll(async (b) => void all.push(...b.messages), 500);
   const partition = all[0]!.partition;
-  const one = all.filter((m) => m.partition === partition);
-  expect(one.length).toBeGreaterThan(0);
-  return { all, partition, one };
+  return { all, partition, one: all.filter((m) => m.partition === partition) };
 }
 
 const deps = () => ({
@@ -190,6 +191,7 @@ describe('a rebuild fences the projection it replays', () => {
     // A projector, holding no fence, applies again (and skips what the rebuild applied).
     expect((await applyBatch(deps(), partition, one)).applied).toBe(0);
   });
+
   it('a rebuild that fails leaves the fence up and says so; a rebuild run again completes and lifts it', async () => {
     // The graph store as the rebuild sees it, with a wipe that fails once the fence is up.
     const failing = { ...store, wipe: () => Promise.reject(new Error('the wipe ran out of memory')) };
