@@ -26,14 +26,15 @@ export function restartService(
   name: 'neo4j' | 'kafka',
   o?: { log?: ((m: string) => void) | false; hard?: boolean; downMs?: number },
 ): Promise<void>;
-/** A Neo4j start's deadline so far and the newest recovery line of its debug.log seen ('' for none). */
+/** A start's deadline so far and the newest recovery progress line of its service's log seen ('' for none). */
 export interface RecoveryWait {
   deadline: number;
   last: string;
 }
 export function recoveryDeadline(
   wait: RecoveryWait,
-  debugText: string,
+  text: string,
   now: number,
   timeoutMs: number,
+  service?: 'neo4j' | 'kafka',
 ): RecoveryWait & { note: string };

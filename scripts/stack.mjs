@@ -529,31 +529,68 @@ function logSince(name, offset, { debug = false } = {}) {
 }
 
 /**
- * The deadline of a Neo4j start, moved on by its progress in recovering its transaction logs: the
- * `[o.n.k.r.Recovery]` lines of debug.log written since the wait began (one at the recovery's start, then
- * one per tenth done, each with its time). `wait` holds the deadline so far and the newest such line seen;
- * when `debugText` ends with another one, the deadline moves and `note` is that line's text, else ''.
+ * What each service logs while it gets its data back after a stop, as `recoveryDeadline` reads it: the
+ * line of each step (`line`), its progress in words (`note`), and what the wait says it is doing.
+ *  - Neo4j: debug.log's `[o.n.k.r.Recovery]` lines, one at the start of a transaction-log replay and one
+ *    per tenth done. Only an unclean stop needs one.
+ *  - Kafka: its console log's `Completed load of Log(…) … (N/M completed in <dir>)`, one per partition's
+ *    log, then `Log loaded for partition …` as it leads each partition, then `Finished loading offsets and
+ *    group metadata` per offsets partition. Every start does these (3 s for the ~680 partitions of a local
+ *    stack that ran the suite for weeks); an unclean one also recovers each unflushed segment (5–8 s for
+ *    the same). After an unclean stop it then waits, without a progress line, for its previous
+ *    registration to expire (broker.session.timeout.ms, 9 s): fixed, whatever the data.
+ */
+export const RECOVERY = {
+  neo4j: {
+    doing: 'is recovering its transaction logs',
+    line: /^.*\[o\.n\.k\.r\.Recovery\].*$/gm,
+    note: (l) => l.replace(/^.*\[o\.n\.k\.r\.Recovery\]\s*(\[[^\]]*\])?\s*/, ''),
+  },
+  kafka: {
+    doing: 'is loading its logs',
+    line: /^.*(?:Completed load of Log\(|Log loaded for partition |Finished loading offsets and group metadata).*$/gm,
+    note: (l) => {
+      const n = l.match(/\((\d+\/\d+) completed in /)?.[1];
+      if (n) return `${n} loaded`;
+      return l.includes('Finished loading offsets') ? 'consumer offsets' : 'leading its partitions';
+    },
+  },
+};
+
+/**
+ * The deadline of a start, moved on by the service's progress in getting its data back (RECOVERY): the
+ * progress lines written since the wait began. `wait` holds the deadline so far and the newest such line
+ * seen; when `text` ends with another one, the deadline moves and `note` is that line's progress, else ''.
  *
  * Why: after an unclean stop (a SIGKILL, a crash, a stop that outlived its grace) Neo4j replays its
- * transaction logs before it answers, and on a big graph that outlasts STACK_START_TIMEOUT_S. Killing it
- * then throws the replay away (the next start begins it again from the same checkpoint), so a fixed
- * deadline can never be met: `up` after such a stop failed every time on a 4.3 GB graph here. Each new
- * recovery line moves the deadline to a whole timeout from then; a start that stops making progress
- * still fails one timeout after its last line.
+ * transaction logs before it answers, and Kafka recovers its logs' unflushed segments; on a big graph or
+ * ledger that outlasts STACK_START_TIMEOUT_S. Killing the service then throws the work away (the next
+ * start begins it again), so a fixed deadline can never be met: `up` after such a stop failed every time
+ * on a 4.3 GB graph here. Each new progress line moves the deadline to a whole timeout from then; a
+ * start that stops making progress still fails one timeout after its last line.
  */
-export function recoveryDeadline(wait, debugText, now, timeoutMs) {
-  const last = debugText.match(/^.*\[o\.n\.k\.r\.Recovery\].*$/gm)?.at(-1) ?? '';
+export function recoveryDeadline(wait, text, now, timeoutMs, service = 'neo4j') {
+  const { line, note } = RECOVERY[service];
+  const last = text.match(line)?.at(-1) ?? '';
   if (!last || last === wait.last) return { ...wait, note: '' };
-  const note = last.replace(/^.*\[o\.n\.k\.r\.Recovery\]\s*(\[[^\]]*\])?\s*/, '');
-  return { deadline: Math.max(wait.deadline, now + timeoutMs), last, note };
+  return { deadline: Math.max(wait.deadline, now + timeoutMs), last, note: note(last) };
 }
+
+/** The text a service's recovery progress is read from, past `offset` (RECOVERY). */
+const progressLog = (name, offset) => logSince(name, offset, { debug: name === 'neo4j' });
+/** Where that text ends now: what a wait for a service already running reads from. */
+const progressLogSize = (name) =>
+  name === 'neo4j' ? debugLogSize() : (fs.statSync(logFile(name), { throwIfNoEntry: false })?.size ?? 0);
+/** A wait's progress notes come at most this often (Kafka writes one per partition's log). */
+const NOTE_EVERY_MS = 5_000;
 
 async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
   const { title } = SERVICES[name];
   const port = servicePort(name, cfg);
   let wait = { deadline, last: '' };
-  // A Neo4j of ours already running (reused) may be recovering too: its lines from now on count.
-  const recoveryFrom = name === 'neo4j' ? (proc?.debugOffset ?? debugLogSize()) : null;
+  let notedAt = Date.now();
+  // A service of ours already running (reused) may be recovering too: its lines from now on count.
+  const progressFrom = proc ? (name === 'neo4j' ? proc.debugOffset : proc.offset) : progressLogSize(name);
   for (;;) {
     if (abort?.aborted) throw new Error(`${title} start aborted: ${abort.reason}`);
     if (proc?.state.spawnError)
@@ -568,11 +605,10 @@ async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
         ? logSince(name, proc.offset).includes('NEO4J READY') && (await boltAnswers(port))
         : await serviceAnswers(name, cfg);
     if (ready) return;
-    if (recoveryFrom !== null) {
-      const debugText = logSince(name, recoveryFrom, { debug: true });
-      wait = recoveryDeadline(wait, debugText, Date.now(), cfg.timeoutMs);
-      if (wait.note)
-        log(`${title} is recovering its transaction logs (${wait.note}); waiting while it progresses`);
+    wait = recoveryDeadline(wait, progressLog(name, progressFrom), Date.now(), cfg.timeoutMs, name);
+    if (wait.note && Date.now() - notedAt >= NOTE_EVERY_MS) {
+      notedAt = Date.now();
+      log(`${title} ${RECOVERY[name].doing} (${wait.note}); waiting while it progresses`);
     }
     if (Date.now() > wait.deadline) {
       throw new Error(

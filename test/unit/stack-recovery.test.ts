@@ -1,5 +1,6 @@
-// The local stack's start deadline after an unclean stop: Neo4j recovering its transaction logs keeps the
-// wait going while it progresses (scripts/stack.mjs, recoveryDeadline), and only then.
+// The local stack's start deadline after an unclean stop: Neo4j recovering its transaction logs, or Kafka
+// loading its partitions' logs, keeps the wait going while it progresses (scripts/stack.mjs,
+// recoveryDeadline), and only then.
 import { describe, expect, it } from 'vitest';
 import { recoveryDeadline } from '../../scripts/stack.mjs';
 
@@ -54,5 +55,47 @@ describe('the start deadline of a recovering Neo4j', () => {
     const wait = recoveryDeadline({ deadline: T0 + 500_000, last: '' }, recovering, T0, TIMEOUT);
     expect(wait.deadline).toBe(T0 + 500_000);
     expect(wait.last).toBe(tenth);
+  });
+});
+
+const kafkaLine = (n: number, of: number, topic = 'muninn.ledger') =>
+  `2026-12-07 22:09:51.838 [log-recovery-/work/.stack/data/kafka-0] INFO kafka.log.LogManager - Completed ` +
+  `load of Log(dir=/work/.stack/data/kafka/${topic}-0, topic=${topic}, partition=0, highWatermark=0, ` +
+  `logEndOffset=3468) with 1 segments, local-log-start-offset 0 and log-end-offset 3468 in 2ms ` +
+  `(${n}/${of} completed in /work/.stack/data/kafka)`;
+const unflushed =
+  '2026-12-07 22:09:51.839 [log-recovery-/work/.stack/data/kafka-0] INFO kafka.log.LogLoader - ' +
+  '[LogLoader partition=muninn.ledger-2, dir=/work/.stack/data/kafka] Recovering unflushed segment 0. ' +
+  '0/1 recovered for muninn.ledger-2.';
+
+describe('the start deadline of a Kafka loading its logs', () => {
+  it('moves to a whole timeout after the newest loaded log, and names how many of all are loaded', () => {
+    const text = [kafkaLine(1, 676), unflushed, kafkaLine(2, 676)].join('\n');
+    const wait = recoveryDeadline(fresh, text, T0 + 100_000, TIMEOUT, 'kafka');
+    expect(wait).toEqual({ deadline: T0 + 100_000 + TIMEOUT, last: kafkaLine(2, 676), note: '2/676 loaded' });
+  });
+
+  it('moves on as it leads its partitions and loads its consumer offsets, after the logs', () => {
+    const led =
+      '2026-12-07 22:11:21.771 [kafka-1-metadata-loader-event-handler] INFO kafka.cluster.Partition - ' +
+      '[Partition muninn.ledger-0 broker=1] Log loaded for partition muninn.ledger-0 with initial high watermark 0';
+    const offsets =
+      '2026-12-07 22:11:22.628 [group-metadata-manager-0] INFO kafka.coordinator.group.GroupMetadataManager - ' +
+      '[GroupMetadataManager brokerId=1] Finished loading offsets and group metadata from __consumer_offsets-7 ' +
+      'in 3 milliseconds for epoch 0, of which 1 milliseconds was spent in the scheduler.';
+    const first = recoveryDeadline(fresh, `${kafkaLine(676, 676)}\n${led}`, T0 + 10_000, TIMEOUT, 'kafka');
+    expect(first).toEqual({ deadline: T0 + 10_000 + TIMEOUT, last: led, note: 'leading its partitions' });
+    const next = recoveryDeadline(first, `${led}\n${offsets}`, T0 + 20_000, TIMEOUT, 'kafka');
+    expect(next).toEqual({ deadline: T0 + 20_000 + TIMEOUT, last: offsets, note: 'consumer offsets' });
+  });
+
+  it("does not move on lines that are not a loaded log, nor on Neo4j's recovery lines", () => {
+    const wait = recoveryDeadline(fresh, `${unflushed}\n${recovering}`, T0 + 100_000, TIMEOUT, 'kafka');
+    expect(wait).toEqual({ ...fresh, note: '' });
+  });
+
+  it("leaves a Neo4j start's deadline alone on Kafka's lines", () => {
+    const wait = recoveryDeadline(fresh, kafkaLine(5, 676), T0 + 100_000, TIMEOUT, 'neo4j');
+    expect(wait).toEqual({ ...fresh, note: '' });
   });
 });
