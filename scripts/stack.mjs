@@ -535,10 +535,11 @@ function logSince(name, offset, { debug = false } = {}) {
  *    per tenth done. Only an unclean stop needs one.
  *  - Kafka: its console log's `Completed load of Log(…) … (N/M completed in <dir>)`, one per partition's
  *    log, then `Log loaded for partition …` as it leads each partition, then `Finished loading offsets and
- *    group metadata` per offsets partition. Every start does these (3 s for the ~680 partitions of a local
- *    stack that ran the suite for weeks); an unclean one also recovers each unflushed segment (5–8 s for
- *    the same). After an unclean stop it then waits, without a progress line, for its previous
- *    registration to expire (broker.session.timeout.ms, 9 s): fixed, whatever the data.
+ *    group metadata` per offsets partition. Every start does these (3 s for the 680 partitions, 2.7 GB,
+ *    of a local stack here that had run the suite and the benches many times); an unclean one also
+ *    recovers each unflushed segment (4.7–7.7 s for the same). After an unclean stop it then waits,
+ *    without a progress line, for its previous registration to expire (broker.session.timeout.ms, 9 s):
+ *    fixed, whatever the data.
  */
 export const RECOVERY = {
   neo4j: {
