@@ -510,8 +510,8 @@ function spawnDetached(name, args) {
 
 const debugLogSize = () => fs.statSync(DEBUG_LOG, { throwIfNoEntry: false })?.size ?? 0;
 
-/** What a service's console log (or, with `debug`, Neo4j's debug.log) holds past `offset`; '' if none. */
-function logSince(name, offset, { debug = false } = {}) {
+/** The bytes a service's console log (or, with `debug`, Neo4j's debug.log) holds past `offset`, and from where. */
+function readLog(name, offset, { debug = false } = {}) {
   try {
     const fd = fs.openSync(debug ? DEBUG_LOG : logFile(name), 'r');
     try {
@@ -519,14 +519,17 @@ function logSince(name, offset, { debug = false } = {}) {
       const from = size < offset ? 0 : offset; // smaller than it was: rotated, so all of it is new
       const buf = Buffer.alloc(size - from);
       fs.readSync(fd, buf, 0, buf.length, from);
-      return buf.toString('utf8');
+      return { buf, from };
     } finally {
       fs.closeSync(fd);
     }
   } catch {
-    return '';
+    return { buf: Buffer.alloc(0), from: offset };
   }
 }
+
+/** What a service's console log (or, with `debug`, Neo4j's debug.log) holds past `offset`; '' if none. */
+const logSince = (name, offset, opts) => readLog(name, offset, opts).buf.toString('utf8');
 
 /**
  * What each service logs while it gets its data back after a stop, as `recoveryDeadline` reads it: the
@@ -560,8 +563,9 @@ export const RECOVERY = {
 
 /**
  * The deadline of a start, moved on by the service's progress in getting its data back (RECOVERY): the
- * progress lines written since the wait began. `wait` holds the deadline so far and the newest such line
- * seen; when `text` ends with another one, the deadline moves and `note` is that line's progress, else ''.
+ * progress lines in `text`, what its log gained since the last look. `wait` holds the deadline so far and
+ * the newest such line seen; when `text` ends with another one, the deadline moves and `note` is that
+ * line's progress, else ''.
  *
  * Why: after an unclean stop (a SIGKILL, a crash, a stop that outlived its grace) Neo4j replays its
  * transaction logs before it answers, and Kafka recovers its logs' unflushed segments; on a big graph or
@@ -577,8 +581,16 @@ export function recoveryDeadline(wait, text, now, timeoutMs, service = 'neo4j') 
   return { deadline: Math.max(wait.deadline, now + timeoutMs), last, note: note(last) };
 }
 
-/** The text a service's recovery progress is read from, past `offset` (RECOVERY). */
-const progressLog = (name, offset) => logSince(name, offset, { debug: name === 'neo4j' });
+/**
+ * The whole lines a service's progress log (RECOVERY) gained past `offset`, and where the next read
+ * starts: a wait reads each line once, not the whole start's log every poll (~3.5 MB for Kafka's 680
+ * partitions here). A line still being written is left for the next read.
+ */
+function progressSince(name, offset) {
+  const { buf, from } = readLog(name, offset, { debug: name === 'neo4j' });
+  const whole = buf.lastIndexOf(0x0a) + 1;
+  return { text: buf.subarray(0, whole).toString('utf8'), next: from + whole };
+}
 /** Where that text ends now: what a wait for a service already running reads from. */
 const progressLogSize = (name) =>
   name === 'neo4j' ? debugLogSize() : (fs.statSync(logFile(name), { throwIfNoEntry: false })?.size ?? 0);
@@ -591,7 +603,7 @@ async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
   let wait = { deadline, last: '' };
   let notedAt = Date.now();
   // A service of ours already running (reused) may be recovering too: its lines from now on count.
-  const progressFrom = proc ? (name === 'neo4j' ? proc.debugOffset : proc.offset) : progressLogSize(name);
+  let progressAt = proc ? (name === 'neo4j' ? proc.debugOffset : proc.offset) : progressLogSize(name);
   for (;;) {
     if (abort?.aborted) throw new Error(`${title} start aborted: ${abort.reason}`);
     if (proc?.state.spawnError)
@@ -606,7 +618,9 @@ async function waitReady(name, cfg, { deadline, proc, abort, log = () => {} }) {
         ? logSince(name, proc.offset).includes('NEO4J READY') && (await boltAnswers(port))
         : await serviceAnswers(name, cfg);
     if (ready) return;
-    wait = recoveryDeadline(wait, progressLog(name, progressFrom), Date.now(), cfg.timeoutMs, name);
+    const progress = progressSince(name, progressAt);
+    progressAt = progress.next;
+    wait = recoveryDeadline(wait, progress.text, Date.now(), cfg.timeoutMs, name);
     if (wait.note && Date.now() - notedAt >= NOTE_EVERY_MS) {
       notedAt = Date.now();
       log(`${title} ${RECOVERY[name].doing} (${wait.note}); waiting while it progresses`);
