@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/ports/logger.ts';
 import { rebuild } from '../../src/projector/rebuild.ts';
 import { cpuShare, stackCpuSeconds } from './cpu-share.ts';
 import { rebuildCeiling } from './rebuild-ceiling.ts';
+import { offlineRebuild } from './rebuild-offline.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -16,7 +17,8 @@ const root = new URL('../../', import.meta.url).pathname;
  * graph and prints the rate, the cores each process used during the replay, and where the graph's time
  * went (each statement kind's wall time; what is left of a transaction's time is mostly its commit).
  * It EMPTIES the graph: it runs only when the graph holds no records or BENCH_ALLOW_WIPE=1.
- * BENCH_CEILING=<rows> (e.g. 20000) then prints what Neo4j accepts for the same rows (rebuild-ceiling.ts).
+ * BENCH_CEILING=<rows> (e.g. 20000) then prints what Neo4j accepts for the same rows (rebuild-ceiling.ts);
+ * BENCH_OFFLINE=1 what an offline import of the same topic would take (rebuild-offline.ts).
  */
 export async function benchRebuild(
   config: Config,
@@ -76,6 +78,7 @@ export async function benchRebuild(
       ).flat();
       await rebuildCeiling(a.store.db, sample, config.kafka.rebuildBatchMax, stackCpuSeconds(root, 'neo4j'));
     }
+    if (process.env['BENCH_OFFLINE'] === '1') await offlineRebuild(a.ledger, a.decode, r);
   } finally {
     await a.ledger.close();
     await a.store.close();
