@@ -38,3 +38,12 @@ export function recoveryDeadline(
   timeoutMs: number,
   service?: 'neo4j' | 'kafka',
 ): RecoveryWait & { note: string };
+/** A JDK tool: JAVA_HOME's, else the one on PATH. */
+export function javaBin(tool: string): string;
+/** The classpath of Neo4j's jars (the server's, and neo4j-admin's AdminTool). */
+export const NEO4J_JARS: string;
+/** The JVM arguments of a Neo4j on `cfg.neo4jPort`: the stack's home and logs unless `where` names others. */
+export function neo4jCommand(
+  cfg: { neo4jPort: number; neo4jHeap: string },
+  where?: { home?: string; logs?: string },
+): string[];

@@ -61,7 +61,10 @@ function config() {
 }
 
 const javaHome = () => env('JAVA_HOME', '');
-const javaBin = (tool) => (javaHome() ? path.join(javaHome(), 'bin', tool) : tool);
+/** A JDK tool: JAVA_HOME's, else the one on PATH. */
+export const javaBin = (tool) => (javaHome() ? path.join(javaHome(), 'bin', tool) : tool);
+/** The classpath of Neo4j's jars (the server's, and neo4j-admin's AdminTool). */
+export const NEO4J_JARS = path.join(LIB, 'neo4j', '*');
 const rel = (p) => path.relative(process.cwd(), p) || '.';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const defaultLog = (msg) => process.stderr.write(`[stack] ${msg}\n`);
@@ -150,7 +153,7 @@ export async function install({ log, force = false } = {}) {
   }
   run(
     javaBin('javac'),
-    ['-nowarn', '-d', path.join(LIB, 'launcher'), '-cp', path.join(LIB, 'neo4j', '*'), LAUNCHER_SRC],
+    ['-nowarn', '-d', path.join(LIB, 'launcher'), '-cp', NEO4J_JARS, LAUNCHER_SRC],
     'javac Neo4jLauncher',
   );
   fs.writeFileSync(
@@ -372,7 +375,12 @@ async function withLock(fn, log) {
 // start
 // ---------------------------------------------------------------------------------------------
 
-function neo4jCommand(cfg) {
+/**
+ * The JVM arguments of a Neo4j (the launcher) on `cfg.neo4jPort` with `cfg.neo4jHeap`: the stack's own
+ * home and logs unless `where` names others (a benchmark's throwaway database).
+ */
+export function neo4jCommand(cfg, where = {}) {
+  const { home = path.join(DATA, 'neo4j'), logs = path.join(LOGS, 'neo4j') } = where;
   return [
     `-Xms256m`,
     `-Xmx${cfg.neo4jHeap}`,
@@ -388,11 +396,11 @@ function neo4jCommand(cfg) {
     '--add-opens=java.base/java.lang=ALL-UNNAMED',
     '--add-opens=java.base/sun.nio.ch=ALL-UNNAMED',
     '-cp',
-    [path.join(LIB, 'launcher'), path.join(LIB, 'neo4j', '*')].join(path.delimiter),
+    [path.join(LIB, 'launcher'), NEO4J_JARS].join(path.delimiter),
     'Neo4jLauncher',
-    path.join(DATA, 'neo4j'),
+    home,
     String(cfg.neo4jPort),
-    path.join(LOGS, 'neo4j'),
+    logs,
   ];
 }
 

@@ -1,6 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LedgerEvent } from '../../src/domain/events.ts';
@@ -11,6 +10,8 @@ import { recordRow } from '../../src/adapters/neo4j/mapping.ts';
 import { applyMigrations } from '../../src/adapters/neo4j/migrations.ts';
 import { Neo4jGraphAdmin } from '../../src/adapters/neo4j/admin.ts';
 import type { Ledger } from '../../src/ports/ledger.ts';
+import { javaBin, NEO4J_JARS, neo4jCommand } from '../../scripts/stack.mjs';
+import { freePort } from '../support/processes.ts';
 
 /*
  * What an offline rebuild would take on this machine (issue #11: the rebuild's "what would move it"):
@@ -25,9 +26,6 @@ import type { Ledger } from '../../src/ports/ledger.ts';
  * format), so they are populated after the start.
  */
 
-const root = new URL('../../', import.meta.url).pathname;
-const lib = join(root, '.stack/lib');
-const java = process.env['JAVA_HOME'] ? join(process.env['JAVA_HOME'], 'bin', 'java') : 'java';
 const ARRAY = '\u001f'; // the import's array delimiter: a character no bench value holds
 
 type Row = Record<string, unknown>;
@@ -50,18 +48,19 @@ const quoted = (s: string) => (/[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"`
  */
 function csv(file: string, idSpace: string, rows: readonly Row[], idOf: (r: Row) => string): string[] {
   const types = new Map<string, string>();
+  const lists = new Set<string>();
   for (const r of rows)
-    for (const [k, v] of Object.entries(r))
+    for (const [k, v] of Object.entries(r)) {
+      if (Array.isArray(v)) lists.add(k);
       if (v !== null && v !== undefined && !(Array.isArray(v) && v.length === 0) && !types.has(k))
         types.set(k, typeOf(v));
+    }
   const cols = [...types.keys()];
   const cell = (v: unknown) =>
     v === null || v === undefined ? '' : quoted(Array.isArray(v) ? v.map(String).join(ARRAY) : String(v));
   const lines = [[`:ID(${idSpace})`, ...cols.map((c) => `${c}:${types.get(c)}`)].join(',')];
   for (const r of rows) lines.push([quoted(idOf(r)), ...cols.map((c) => cell(r[c]))].join(','));
   writeFileSync(file, lines.join('\n') + '\n');
-  const lists = new Set<string>();
-  for (const r of rows) for (const [k, v] of Object.entries(r)) if (Array.isArray(v)) lists.add(k);
   return [...lists];
 }
 
@@ -118,7 +117,7 @@ function writeCsv(state: MemoryState, dir: string): CsvFiles {
 function importCsv(home: string, files: Record<string, string>): void {
   mkdirSync(join(home, 'conf'), { recursive: true });
   writeFileSync(join(home, 'conf', 'neo4j.conf'), `server.directories.data=${join(home, 'data')}\n`);
-  const args = ['-cp', join(lib, 'neo4j', '*'), 'org.neo4j.cli.AdminTool', 'database', 'import', 'full'];
+  const args = ['-cp', NEO4J_JARS, 'org.neo4j.cli.AdminTool', 'database', 'import', 'full'];
   args.push(
     'neo4j',
     '--multiline-fields=true',
@@ -128,36 +127,18 @@ function importCsv(home: string, files: Record<string, string>): void {
   args.push(...['Record', 'Revision', 'Receipt'].map((l) => `--nodes=${l}=${files[l]}`));
   args.push(`--relationships=HAS_REVISION=${files['HAS_REVISION']}`);
   const env = { ...process.env, NEO4J_HOME: home, NEO4J_CONF: join(home, 'conf') };
-  const r = spawnSync(java, args, { env, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(javaBin('java'), args, { env, encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`import failed (${r.status}): ${(r.stderr || r.stdout).slice(-2000)}`);
 }
 
-const sparePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
-/** The stack's launcher on `home` (its data/databases/neo4j), resolved once it prints NEO4J READY. */
+/**
+ * A Neo4j on `home` (its data/databases/neo4j) run as the stack runs its own (the same JVM arguments, heap
+ * STACK_NEO4J_HEAP or 1g), resolved once it prints NEO4J READY.
+ */
 async function startNeo4j(home: string, port: number): Promise<ChildProcess> {
-  const cp = [join(lib, 'launcher'), join(lib, 'neo4j', '*')].join(':');
-  const opens = ['java.nio', 'java.io', 'java.lang', 'sun.nio.ch'].map(
-    (p) => `--add-opens=java.base/${p}=ALL-UNNAMED`,
-  );
-  const args = [
-    '-Xms256m',
-    '-Xmx1g',
-    '-XX:+UseG1GC',
-    ...opens,
-    '-cp',
-    cp,
-    'Neo4jLauncher',
-    home,
-    String(port),
-  ];
-  const child = spawn(java, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const cfg = { neo4jPort: port, neo4jHeap: process.env['STACK_NEO4J_HEAP'] || '1g' };
+  const args = neo4jCommand(cfg, { home, logs: join(home, 'logs') });
+  const child = spawn(javaBin('java'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
@@ -222,7 +203,7 @@ export async function offlineRebuild(
     step('write CSV');
     importCsv(join(dir, 'home'), files);
     step('neo4j-admin import');
-    const port = await sparePort();
+    const port = await freePort();
     neo4j = await startNeo4j(join(dir, 'home'), port);
     step('start Neo4j');
     const db = CypherExecutor.connect(`bolt://127.0.0.1:${port}`, 'neo4j', '', 'neo4j');
